@@ -1,0 +1,13 @@
+"""JAX Core, From the Inside: the names the decks and labs import.
+
+    import workshop; workshop.setup()          # first cell: eight fake CPU devices, banner
+    from workshop import show_source, refuses  # JAX's own source; an expected error
+"""
+from .devices import N_DEVICES, PINNED_JAX, SetupError, setup
+from .expect import ClaimFailed, refuses
+from .show import (Shown, show_cost, show_hlo, show_jaxpr, show_source, show_stablehlo,
+                   trim)
+
+__all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",
+           "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
+           "ClaimFailed"]

@@ -1,0 +1,105 @@
+"""`python -m workshop COMMAND`: the logic behind scripts/ (which only make .venv first)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import notebooks as nbs
+
+BUILD = nbs.ROOT / "build"
+
+
+def cmd_build(args) -> int:
+    """The execution check: every deck and lab solution in a fresh kernel, two at a time."""
+    from . import env, labgen
+    from .build import execute, report
+
+    bad = env.mismatches()
+    if bad:
+        print("build: the running environment does not match environment/requirements.lock:")
+        print("\n".join(f"  {b}" for b in bad[:10]))
+        print("  fix: scripts/setup --force")
+        return 1
+    paths = nbs.select(args.notebooks)
+    for p in paths:
+        nbs.read(p)   # a corrupt notebook is named before any kernel starts
+    stale = labgen.generate()
+    if stale:
+        print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
+    print(f"build: executing {len(paths)} notebook(s), {execute.PARALLEL} at a time")
+    results = execute.run_many([(p, None) for p in paths])
+    out = BUILD / "executed"
+    out.mkdir(parents=True, exist_ok=True)
+    for p, (res, text) in zip(paths, results):
+        tmp = out / (p.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / p.name)
+    slow = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
+                           if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
+    res = [r for r, _ in results]
+    print(report.write(res, report.over_budget(res, slow), BUILD))
+    print(f"build: report in {nbs.short(BUILD / 'report.md')}, executed copies in "
+          f"{nbs.short(out)}/")
+    failed = [r for r in res if not r.ok]
+    for r in failed:
+        print(f"FAILED {r.name}: {r.failure}")
+    return 1 if failed else 0
+
+
+def cmd_labs(args) -> int:
+    from . import labgen
+    stale = labgen.generate(check=args.check)
+    if args.check and stale:
+        print(f"labs: stale attendee copies: {', '.join(stale)}; run python -m workshop labs")
+        return 1
+    print(f"labs: {'regenerated ' + ', '.join(stale) if stale else 'attendee copies current'}")
+    return 0
+
+
+def cmd_fmt(args) -> int:
+    """Strip outputs and normalise the JSON of the kit's notebooks (or check that they are)."""
+    dirty = []
+    for p in nbs.select(args.notebooks):
+        text = nbs.normalised(nbs.read(p))
+        if p.read_text(encoding="utf-8") != text:
+            dirty.append(nbs.short(p))
+            if not args.check:
+                tmp = p.with_name(p.name + ".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(p)
+    if args.check and dirty:
+        print(f"fmt: not normalised: {', '.join(dirty)}; run python -m workshop fmt")
+        return 1
+    print(f"fmt: {'normalised ' + ', '.join(dirty) if dirty else 'all notebooks normalised'}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from . import doctor
+    return doctor.main()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="workshop", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="execute every deck and lab solution; write the report")
+    b.add_argument("notebooks", nargs="*", help="01, 1, J1, a name or a path; none means all")
+    b.set_defaults(fn=cmd_build)
+    la = sub.add_parser("labs", help="generate the attendee copies of the labs")
+    la.add_argument("--check", action="store_true", help="fail if a committed copy is stale")
+    la.set_defaults(fn=cmd_labs)
+    f = sub.add_parser("fmt", help="strip outputs, normalise notebook JSON")
+    f.add_argument("notebooks", nargs="*")
+    f.add_argument("--check", action="store_true")
+    f.set_defaults(fn=cmd_fmt)
+    d = sub.add_parser("doctor", help="check this machine for presenting and following along")
+    d.set_defaults(fn=cmd_doctor)
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(args)
+    except nbs.KitError as e:
+        print(f"{ap.prog} {args.cmd}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{ap.prog} {args.cmd}: interrupted", file=sys.stderr)
+        return 130

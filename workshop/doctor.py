@@ -1,0 +1,105 @@
+"""`python -m workshop doctor`: what an attendee or presenter needs to know, each with its fix."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from . import browser, env
+from .devices import N_DEVICES, PINNED_JAX
+
+KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
+       "nbconvert", "matplotlib", "rich"]
+SETUP_FIX = "run scripts/setup --force (remakes .venv from the lock)"
+
+
+class Report:
+    def __init__(self):
+        self.failed = False
+
+    def ok(self, what, detail):
+        print(f"  ✓ {what}: {detail}")
+
+    def bad(self, what, detail, fix, required=True):
+        mark = "✗" if required else "!"
+        print(f"  {mark} {what}: {detail}{'' if required else ' (optional)'}\n      fix: {fix}")
+        self.failed |= required
+
+
+def fresh_kernel_devices(timeout: float = 60) -> str:
+    """Start a fresh kernel of this Python, run the setup cell, return what it printed."""
+    from jupyter_client.manager import start_new_kernel
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        out = []
+        def hook(msg):
+            c = msg["content"]
+            if msg["msg_type"] == "stream":
+                out.append(c["text"])
+            elif msg["msg_type"] == "error":
+                out.append(f"{c['ename']}: {c['evalue']}")
+        kc.execute_interactive("import workshop; workshop.setup()", timeout=timeout,
+                               output_hook=hook)
+        return "".join(out).strip()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _jupyter(*args) -> str:
+    p = subprocess.run([sys.executable, "-m", "jupyter", *args], capture_output=True,
+                       text=True, timeout=120)
+    return p.stdout + p.stderr
+
+
+def main() -> int:
+    r = Report()
+    print("JAX Core, From the Inside: doctor")
+    v = sys.version_info
+    if v[:2] == (3, 11):
+        r.ok("Python", sys.version.split()[0])
+    else:
+        r.bad("Python", f"{v.major}.{v.minor} (the kit is pinned to 3.11)",
+              "install Python 3.11 and run scripts/setup --force")
+    have, pins = env.installed(), env.pins()
+    for name in KEY:
+        got, want = have.get(name), pins.get(name)
+        if got == want:
+            r.ok(name, got)
+        else:
+            r.bad(name, f"{got or 'not installed'} (lock: {want})", SETUP_FIX)
+    others = [m for m in env.mismatches() if m.split(":")[0] not in KEY]
+    if others:
+        r.bad("other locked packages", "; ".join(others[:5]) + (" …" if len(others) > 5 else ""),
+              SETUP_FIX)
+    else:
+        r.ok("other locked packages", f"all {len(pins) - len(KEY)} as in the lock")
+    try:
+        line = fresh_kernel_devices()
+    except Exception as e:
+        line = f"the kernel did not start ({type(e).__name__}: {e})"
+    if f"{N_DEVICES} CPU devices" in line and "⚠" not in line:
+        r.ok("fresh kernel", line)
+    else:
+        r.bad("fresh kernel", line or "no banner",
+              f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
+    labs = _jupyter("labextension", "list")
+    server = _jupyter("server", "extension", "list")
+    rise_lab = any("jupyterlab-rise" in l and "enabled" in l and "OK" in l
+                   for l in labs.splitlines())
+    rise_server = any("jupyterlab_rise" in l and "enabled" in l for l in server.splitlines())
+    if rise_lab and rise_server:
+        r.ok("RISE", "jupyterlab-rise enabled (lab and server extension)")
+    else:
+        r.bad("RISE", "jupyterlab-rise is not enabled", SETUP_FIX)
+    if "incompatible" in labs or " X" in labs:
+        bad = [l.strip() for l in labs.splitlines() if " X" in l]
+        r.bad("JupyterLab extensions", "marked incompatible: " + "; ".join(bad), SETUP_FIX)
+    else:
+        r.ok("JupyterLab extensions", "none marked incompatible")
+    exe = browser.find()
+    if exe:
+        r.ok("browser for PDFs", exe)
+    else:
+        r.bad("browser for PDFs", "no Chromium or Chrome found", browser.INSTALL, required=False)
+    print("doctor: " + ("something required is wrong (✗ above)" if r.failed else "all green"))
+    return 1 if r.failed else 0

@@ -1,0 +1,147 @@
+"""The kit's notebooks: finding them by name, reading them, their slides and sections."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parent.parent
+DECKS = ROOT / "decks"
+EXERCISES = ROOT / "exercises"
+SOLUTIONS = EXERCISES / "solutions"
+
+SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
+TAGS = {"setup", "check", "slow"}   # the only cell tags the kit knows
+
+
+class KitError(Exception):
+    """Bad input: one line for the user, exit status 2."""
+
+
+def decks() -> list[Path]:
+    return sorted(DECKS.glob("[0-9][0-9]-*.ipynb"))
+
+
+def lab_sources() -> list[Path]:
+    return sorted(SOLUTIONS.glob("J*.ipynb")) + sorted(SOLUTIONS.glob("L*.ipynb"))
+
+
+def all_notebooks() -> list[Path]:
+    return decks() + lab_sources()
+
+
+def short(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def select(names: list[str]) -> list[Path]:
+    """Notebooks named by number ('1', '01'), lab ('J1'), stem, or path; none means all."""
+    known = all_notebooks()
+    if not names:
+        return known
+    chosen = []
+    for name in names:
+        key = name.strip().lower().removesuffix(".ipynb")
+        hits = [p for p in known
+                if key in (p.stem.lower(), short(p).lower().removesuffix(".ipynb"))
+                or p.stem.lower().split("-")[0] in (key, key.zfill(2))]
+        if len(hits) != 1:
+            listing = ", ".join(p.stem for p in known)
+            why = "matches several" if hits else "is not a notebook of the kit"
+            raise KitError(f"{name!r} {why}; the notebooks are: {listing}")
+        chosen += hits
+    return chosen
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    """Read and validate a notebook; a broken one raises KitError naming the file and why."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise KitError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        raise KitError(f"{short(Path(path))}: not a notebook: invalid JSON at line {e.lineno}, "
+                       f"column {e.colno} ({e.msg})") from None
+    import nbformat
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as e:  # nbformat raises several types for a malformed notebook
+        first = str(e).strip().split("\n")[0]
+        raise KitError(f"{short(Path(path))}: not a valid notebook ({first})") from None
+    return nb
+
+
+def slide_type(cell) -> str:
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "")
+
+
+def tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def heading(cell) -> str | None:
+    """The first markdown heading of a cell, without its #s."""
+    if cell.cell_type != "markdown":
+        return None
+    for line in cell.source.split("\n"):
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return None
+
+
+def title_at(nb, index: int) -> str:
+    """The title of the slide holding cell `index`: the nearest heading at or above it."""
+    for cell in reversed(nb.cells[: index + 1]):
+        h = heading(cell)
+        if h:
+            return h
+    return "(before the first heading)"
+
+
+def setup_index(nb) -> int:
+    """Index of the setup cell: the first code cell."""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            return i
+    raise KitError("no code cell: the first code cell must be the setup cell")
+
+
+@dataclass
+class Section:
+    title: str
+    start: int   # index of its `## ` slide cell
+    stop: int    # one past its last cell
+
+
+def sections(nb) -> list[Section]:
+    """A section starts at a `slide` cell whose markdown is a `## ` heading."""
+    starts = [i for i, c in enumerate(nb.cells)
+              if c.cell_type == "markdown" and slide_type(c) == "slide"
+              and c.source.lstrip().startswith("## ")]
+    bounds = starts + [len(nb.cells)]
+    return [Section(heading(nb.cells[a]), a, b) for a, b in zip(starts, bounds[1:])]
+
+
+def section_notebook(nb, section: Section):
+    """The setup cell (and what comes before it) plus one section: what a speaker reuses."""
+    import copy
+    sub = copy.deepcopy(nb)
+    s = setup_index(nb)
+    sub.cells = [copy.deepcopy(c) for c in nb.cells[: s + 1]] + \
+                [copy.deepcopy(c) for c in nb.cells[section.start: section.stop]]
+    return sub
+
+
+def normalised(nb) -> str:
+    """The committed form: no outputs, no execution counts, sorted keys, one-space indent."""
+    import copy
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        cell.metadata.pop("execution", None)
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

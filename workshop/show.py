@@ -1,0 +1,270 @@
+"""What a slide shows: JAX's own source, and the artefacts of the four stations, trimmed.
+
+Everything here returns a `Shown`: plain text for a terminal or a PDF, highlighted HTML in
+Jupyter and in nbconvert's HTML export (inline styles, no stylesheet needed). Anything cut is
+replaced by a visible marker that says how much was cut.
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import inspect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WIDTH = 80        # columns a projector shows at a readable size
+MAX_LINES = 14    # lines of an artefact on one slide
+
+MARK_BG = "#fff3b0"
+
+
+@dataclass
+class Shown:
+    """A block of text for a slide, with optional source highlighting."""
+    text: str
+    title: str = ""
+    lexer: str | None = None        # pygments lexer name for HTML highlighting
+    numbers: list[int | None] | None = None   # real line number of each line (source only)
+    marked: set[int] = field(default_factory=set)   # real line numbers of marked lines
+    notes: list[str] = field(default_factory=list)  # what was cut, shown after the block
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def _gutter(self, i: int) -> str:
+        n = self.numbers[i]
+        if n is None:
+            return "       "
+        return f"{'▶' if n in self.marked else ' '}{n:5d} "
+
+    def __str__(self) -> str:
+        out = [self.title] if self.title else []
+        if self.numbers is None:
+            out += self.lines
+        else:
+            out += [f"{self._gutter(i)}│ {line}" for i, line in enumerate(self.lines)]
+        return "\n".join(out + self.notes)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name
+
+        if self.lexer:
+            body = highlight(self.text, get_lexer_by_name(self.lexer),
+                             HtmlFormatter(nowrap=True, noclasses=True, style="default"))
+            rows = body.rstrip("\n").split("\n")
+        else:
+            rows = [html.escape(line) for line in self.lines]
+        if self.numbers is not None:
+            rows = [f"<span style='color:#888;user-select:none;"
+                    f"{'background:' + MARK_BG + ';color:#000;font-weight:bold;' if self.numbers[i] in self.marked else ''}'>"
+                    f"{html.escape(self._gutter(i))}</span> {row}" for i, row in enumerate(rows)]
+        body = "<pre style='margin:0;line-height:1.25;background:transparent'>" + "\n".join(rows) + "</pre>"
+        head = (f"<div style='font-family:monospace;font-weight:bold;color:#555'>"
+                f"{html.escape(self.title)}</div>" if self.title else "")
+        tail = "".join(f"<div style='font-family:monospace;color:#b00'>{html.escape(n)}</div>"
+                       for n in self.notes)
+        return f"<div class='workshop-shown'>{head}{body}{tail}</div>"
+
+
+# --------------------------------------------------------------------------- trimming
+
+def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
+         title: str = "", lexer: str | None = None) -> Shown:
+    """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut."""
+    lines = text.rstrip("\n").split("\n")
+    notes = []
+    if max_lines is not None and len(lines) > max_lines:
+        notes.append(f"⋯ {len(lines) - max_lines} more lines cut ({len(lines)} in all)")
+        lines = lines[:max_lines]
+    if width is not None:
+        long = sum(len(line) > width for line in lines)
+        if long:
+            lines = [line if len(line) <= width else line[:width - 1] + "…" for line in lines]
+            notes.append(f"⋯ {long} line(s) cut at {width} columns (…)")
+    return Shown("\n".join(lines), title=title, lexer=lexer, notes=notes)
+
+
+# --------------------------------------------------------------------------- source
+
+def _resolve(obj):
+    """An object, or a dotted name such as 'jax._src.core.Primitive.bind'."""
+    if not isinstance(obj, str):
+        return obj
+    parts = obj.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            target = getattr(target, attr)
+        return target
+    raise LookupError(f"show_source: cannot import {obj!r}")
+
+
+def _relative(path: str) -> str:
+    import jax
+    root = Path(jax.__file__).resolve().parent.parent
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return str(p)
+
+
+def _find(lines: list[str], needle: str, after: int, what: str, where: str) -> int:
+    for i in range(after, len(lines)):
+        if needle in lines[i]:
+            return i
+    raise LookupError(f"show_source: {what} {needle!r} not found in {where}: "
+                      "the installed JAX differs from the one this slide was written for")
+
+
+def _docstring_span(lines: list[str]) -> tuple[int, int] | None:
+    """0-based [a, b) of the docstring of the def/class that `lines` start with, if any."""
+    import ast
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    except SyntaxError:
+        return None
+    node = tree.body[0] if tree.body else None
+    if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(getattr(node.body[0], "value", None), ast.Constant)
+            and isinstance(node.body[0].value.value, str)):
+        return node.body[0].lineno - 1, node.body[0].end_lineno
+    return None
+
+
+def show_source(obj, *, start: str | None = None, stop: str | None = None,
+                mark: str | list[str] | tuple[str, ...] = (), docstring: bool = False,
+                max_lines: int | None = 30) -> Shown:
+    """The installed JAX's own source of `obj` (function, class, method, property, module).
+
+    start / stop: text of the first / last line to show (the first line containing it), so a
+    slide names code, never line numbers. mark: text of lines to highlight (every shown line
+    that contains it). Any of them missing from the installed source raises LookupError, which
+    fails the build: a slide that points at code JAX no longer has is caught. The docstring is
+    folded to one line unless docstring=True; real line numbers are kept either way.
+    """
+    target = _resolve(obj)
+    if isinstance(target, property):
+        target = target.fget
+    target = inspect.unwrap(target) if callable(target) else target
+    path = inspect.getsourcefile(target)
+    src, first = inspect.getsourcelines(target)
+    first = max(first, 1)
+    lines = [line.rstrip("\n") for line in src]
+    name = getattr(target, "__qualname__", getattr(target, "__name__", str(obj)))
+    where = f"{_relative(path)} ({name})"
+    rows: list[tuple[int | None, str]] = [(first + i, line) for i, line in enumerate(lines)]
+    span = None if docstring else _docstring_span(lines)
+    if span:
+        a, b = span
+        indent = lines[a][: len(lines[a]) - len(lines[a].lstrip())]
+        rows[a:b] = [(None, f"{indent}⋮ docstring, {b - a} lines")]
+    texts = [t for _, t in rows]
+    lo = _find(texts, start, 0, "start", where) if start else 0
+    hi = _find(texts, stop, lo, "stop", where) + 1 if stop else len(rows)
+    rows = rows[lo:hi]
+    marked = set()
+    for m in [mark] if isinstance(mark, str) else list(mark):
+        hits = {n for n, t in rows if m in t and n is not None}
+        if not hits:
+            raise LookupError(f"show_source: mark {m!r} not found in the shown lines of {where}")
+        marked |= hits
+    notes = []
+    if max_lines is not None and len(rows) > max_lines:
+        last = rows[-1][0]
+        notes.append(f"⋯ {len(rows) - max_lines} more lines cut "
+                     f"(to line {last}; pass max_lines=None for all)")
+        hidden = sorted(n for n, _ in rows[max_lines:] if n in marked)
+        if hidden:
+            raise ValueError(f"show_source: marked line {hidden[0]} of {where} is past "
+                             f"max_lines={max_lines}: narrow start/stop or raise max_lines")
+        rows = rows[:max_lines]
+    nums = [n for n, _ in rows if n is not None]
+    return Shown("\n".join(t for _, t in rows),
+                 title=f"{_relative(path)}:{nums[0]}–{nums[-1]}  {name}", lexer="python",
+                 numbers=[n for n, _ in rows], marked=marked, notes=notes)
+
+
+# --------------------------------------------------------------------------- four stations
+
+def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
+    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, a ClosedJaxpr or a Jaxpr."""
+    jaxpr = getattr(obj, "jaxpr", obj)
+    n = len(getattr(jaxpr, "eqns", getattr(getattr(jaxpr, "jaxpr", None), "eqns", [])))
+    return trim(str(jaxpr), max_lines, width, title=f"jaxpr · {n} equations")
+
+
+def show_stablehlo(lowered, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
+    """Station 2: the StableHLO module of a `.lower()` result."""
+    return trim(lowered.as_text(), max_lines, width, title="StableHLO (lowered)")
+
+
+_HLO_TABLES = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
+_HLO_META = re.compile(r", metadata=\{[^{}]*\}")
+
+
+def hlo_text(compiled) -> tuple[str, list[str]]:
+    """The compiled HLO without its source-location tables and metadata attributes."""
+    out, notes, skipping, dropped = [], [], False, 0
+    for line in compiled.as_text().split("\n"):
+        if _HLO_TABLES.match(line):
+            skipping = True
+            continue
+        if skipping:
+            if line.strip() == "" or line.startswith(" ") or line[:1].isdigit():
+                dropped += 1
+                continue
+            skipping = False
+        out.append(line)
+    text = "\n".join(out)
+    text, n_meta = _HLO_META.subn("", text)
+    if dropped:
+        notes.append(f"⋯ source-location tables dropped ({dropped} lines)")
+    if n_meta:
+        notes.append(f"⋯ metadata={{…}} dropped from {n_meta} instructions")
+    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+    return text, notes
+
+
+def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
+             entry_only: bool = True) -> Shown:
+    """Station 3: the optimised HLO of a `.compile()` result, location tables dropped.
+
+    entry_only: show the module line and the ENTRY computation, not the fusion bodies.
+    """
+    text, notes = hlo_text(compiled)
+    if entry_only:
+        blocks = text.split("\n\n")
+        entry = [b for b in blocks if b.lstrip().startswith("ENTRY")]
+        others = len(blocks) - 1 - len(entry)
+        text = "\n".join([blocks[0].split("\n")[0]] + entry)
+        if others > 0:
+            notes.append(f"⋯ {others} other computation(s) (fusion bodies) not shown")
+    shown = trim(text, max_lines, width, title="HLO (compiled, optimised)")
+    shown.notes = notes + shown.notes
+    return shown
+
+
+def show_cost(compiled) -> Shown:
+    """Station 3, in numbers: XLA's cost analysis and the executable's memory analysis."""
+    cost = compiled.cost_analysis() or {}
+    if isinstance(cost, list):      # older JAX returned one dict per device
+        cost = cost[0] if cost else {}
+    mem = compiled.memory_analysis()
+    rows = [(k, cost[k]) for k in ("flops", "transcendentals", "bytes accessed") if k in cost]
+    if mem is not None:
+        rows += [(f"{k} bytes", getattr(mem, f"{k}_size_in_bytes"))
+                 for k in ("argument", "output", "temp", "alias", "generated_code")]
+    text = "\n".join(f"{k:<22}{v:>12,.0f}" for k, v in rows)
+    return Shown(text, title="cost and memory analysis")
