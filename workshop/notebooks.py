@@ -42,6 +42,9 @@ def select(names: list[str]) -> list[Path]:
         return known
     chosen = []
     for name in names:
+        if name.endswith(".ipynb") and Path(name).is_file():
+            chosen.append(Path(name).resolve())   # any notebook, by path
+            continue
         key = name.strip().lower().removesuffix(".ipynb")
         hits = [p for p in known
                 if key in (p.stem.lower(), short(p).lower().removesuffix(".ipynb"))

@@ -1,0 +1,68 @@
+"""Bad input gets one clear line and a non-zero exit; the setup cell explains itself."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from workshop import SetupError, notebooks as nbs
+from workshop.devices import banner
+from workshop.doctor import run_in_fresh_kernel
+
+
+def wk(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "workshop", *args], capture_output=True,
+                          text=True, timeout=300, cwd=nbs.ROOT, **kw)
+
+
+def test_unknown_notebook_lists_the_real_ones():
+    p = wk("build", "nonesuch")
+    assert p.returncode == 2
+    line = p.stderr.strip()
+    assert "\n" not in line and "'nonesuch' is not a notebook" in line
+    assert "01-run-it-first" in line and "J1-trace-read-raw" in line
+
+
+def test_names_select_notebooks():
+    assert [p.stem for p in nbs.select(["1"])] == ["01-run-it-first"]
+    assert [p.stem for p in nbs.select(["j1"])] == ["J1-trace-read-raw"]
+    assert [p.stem for p in nbs.select(["01-run-it-first.ipynb"])] == ["01-run-it-first"]
+
+
+def test_corrupt_notebook_is_named_with_its_problem(tmp_path):
+    bad = tmp_path / "broken.ipynb"
+    bad.write_text('{"cells": [\n  {"cell_type": "code",}\n]}')
+    p = wk("build", str(bad))
+    assert p.returncode == 2
+    assert "broken.ipynb: not a notebook: invalid JSON at line 2" in p.stderr
+    assert len(p.stderr.strip().split("\n")) == 1
+    assert bad.read_text().startswith('{"cells"'), "the user's file is left as it was"
+    wrong = tmp_path / "wrong.ipynb"
+    wrong.write_text('{"cells": 3}')
+    assert "wrong.ipynb: not a valid notebook" in wk("build", str(wrong)).stderr
+
+
+def test_setup_after_the_backend_started_says_restart_in_one_line():
+    out = run_in_fresh_kernel(
+        "import jax; jax.config.update('jax_num_cpu_devices', 2); jax.devices()\n"
+        "import workshop; workshop.setup()")
+    lines = [l for l in out.split("\n") if l.strip()]
+    assert len(lines) == 1 and "SetupError" in lines[0]
+    assert "2 cpu device(s)" in lines[0] and "restart the kernel" in lines[0]
+    assert len(SetupError("x")._render_traceback_()) == 1
+
+
+def test_setup_in_a_fresh_kernel_prints_one_banner():
+    out = run_in_fresh_kernel("import workshop; workshop.setup(); workshop.setup()")
+    assert out.split("\n") == [out.split("\n")[0]] * 2
+    assert "JAX 0.10.2 · 8 CPU devices" in out and "⚠" not in out
+
+
+def test_banner_warns_when_jax_is_not_the_pinned_one():
+    line = banner("0.9.0", 8, "cpu")
+    assert "⚠" in line and "pinned to JAX 0.10.2" in line and "JAX 0.9.0" in line
+
+
+def test_doctor_is_green_here():
+    p = wk("doctor")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "all green" in p.stdout and "✓ fresh kernel: JAX 0.10.2 · 8 CPU devices" in p.stdout

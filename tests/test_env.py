@@ -1,0 +1,48 @@
+"""The environment matches the lock; the lock pins everything; JupyterLab shows nothing broken."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import jax
+
+from workshop import PINNED_JAX, env
+from workshop.notebooks import ROOT
+
+IN = ROOT / "environment" / "requirements.in"
+
+
+def test_running_env_matches_the_lock():
+    assert env.mismatches() == [], "run scripts/setup --force"
+
+
+def test_lock_pins_every_package_with_hashes():
+    text = env.LOCK.read_text()
+    reqs = [b for b in re.split(r"\n(?=\S)", text) if b.strip() and not b.startswith("#")]
+    assert len(reqs) > 50
+    for block in reqs:
+        assert re.match(r"^[A-Za-z0-9._-]+==\S+ \\", block), block.split("\n")[0]
+        assert "--hash=sha256:" in block, block.split("\n")[0]
+
+
+def test_every_direct_dependency_has_a_reason_and_is_locked():
+    pins, lines = env.pins(), IN.read_text().splitlines()
+    direct = [(i, l) for i, l in enumerate(lines) if l and not l.startswith("#")]
+    assert len(direct) >= 14
+    for i, line in direct:
+        name, version = line.split("==")
+        assert lines[i - 1].startswith("# "), f"{name}: no reason above it"
+        assert pins[env.canon(name)] == version, f"{name}: .in and lock disagree"
+
+
+def test_pinned_jax_is_the_one_running():
+    assert env.pins()["jax"] == PINNED_JAX == jax.__version__
+
+
+def test_jupyterlab_marks_no_extension_incompatible_and_rise_is_enabled():
+    out = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
+                         capture_output=True, text=True, timeout=120)
+    text = out.stdout + out.stderr
+    assert "jupyterlab-rise" in text and "mathjax3" not in text
+    assert "incompatible" not in text and " X" not in text, text

@@ -1,0 +1,61 @@
+"""Every notebook runs top to bottom in a fresh kernel; every deck section runs alone after the
+setup cell; every refuses demo raised what it claims, and one that stops raising fails."""
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+
+from conftest import JOBS, job_id
+from workshop import notebooks as nbs
+from workshop.build import execute
+
+
+@pytest.mark.parametrize("job", JOBS, ids=[job_id(j) for j in JOBS])
+def test_runs_in_a_fresh_kernel(runs, job):
+    result, _ = runs[job]
+    assert result.ok, f"{result.name}: {result.failure}"
+
+
+REFUSES = re.compile(r"refuses\(\s*([\w.]+)")
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_every_refuses_demo_raised_what_it_claims(runs, deck):
+    _, text = runs[(deck, None)]
+    nb = nbformat.reads(text, as_version=4)
+    demos = 0
+    for i, cell in enumerate(nb.cells):
+        claimed = REFUSES.findall(cell.source) if cell.cell_type == "code" else []
+        printed = "".join(o.get("text", "") for o in cell.get("outputs", []))
+        for name in claimed:
+            demos += 1
+            short = name.split(".")[-1]
+            assert f"✗ refused — {short}" in printed, f"cell {i}: no {short} shown"
+    assert demos >= 5, "deck 01 teaches refusals: expected its demos to be found"
+
+
+def _first_refuses_cell(nb):
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "with refuses(" in cell.source:
+            return i
+    raise AssertionError("no refuses demo")
+
+
+def test_a_demo_that_stops_raising_fails_the_run(tmp_path):
+    deck = nbs.decks()[0]
+    nb = nbs.read(deck)
+    i = _first_refuses_cell(nb)
+    sec = next(s for s in nbs.sections(nb) if s.start <= i < s.stop)
+    sub = nbs.section_notebook(nb, sec)
+    j = next(k for k, c in enumerate(sub.cells) if c.source == nb.cells[i].source)
+    # the JAX of the future: the body no longer raises
+    lines = sub.cells[j].source.split("\n")
+    w = next(k for k, line in enumerate(lines) if line.startswith("with refuses("))
+    sub.cells[j].source = "\n".join(lines[: w + 1] + ["    pass"])
+    result, _ = execute.execute(sub, "mutated", deck.parent)
+    assert not result.ok
+    assert result.failure.cell == j
+    assert result.failure.title == nbs.title_at(sub, j) != ""
+    assert "ClaimFailed" in result.failure.error and "nothing was raised" in result.failure.error

@@ -1,0 +1,85 @@
+"""show_source, the station helpers, trimming and refuses: what a slide relies on."""
+from __future__ import annotations
+
+import inspect
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from workshop import (ClaimFailed, refuses, show_cost, show_hlo, show_jaxpr, show_source,
+                      show_stablehlo, trim)
+
+
+def test_show_source_gives_real_path_and_line_numbers():
+    from jax._src import xla_bridge
+    s = show_source(xla_bridge.backends_are_initialized, docstring=True)
+    path = inspect.getsourcefile(xla_bridge.backends_are_initialized)
+    lines = open(path).read().split("\n")
+    assert s.title.startswith("jax/_src/xla_bridge.py:")
+    for n, text in zip(s.numbers, s.lines):
+        assert lines[n - 1] == text
+    assert "def backends_are_initialized" in str(s)
+
+
+def test_show_source_by_name_window_marks_and_folded_docstring():
+    s = show_source("jax._src.core.Primitive.bind", start="prev_trace = trace_ctx.trace",
+                    stop="finally:", mark="bind_with_trace")
+    assert s.lines[0].strip() == "prev_trace = trace_ctx.trace" and len(s.lines) == 5
+    assert len(s.marked) == 1 and "▶" in str(s)
+    j = show_source(jax.jit, max_lines=18)
+    assert "⋮ docstring" in str(j) and j.notes and "more lines cut" in j.notes[0]
+
+
+def test_show_source_html_is_highlighted_inline_for_export():
+    html = show_source(jax.jit, max_lines=5)._repr_html_()
+    assert "style=" in html and "class=" not in html.replace("class='workshop-shown'", "")
+    assert "jax/_src/api.py" in html
+
+
+@pytest.mark.parametrize("kw", [{"mark": "no such line"}, {"start": "nope"}, {"stop": "nope"}])
+def test_show_source_fails_loudly_when_jax_changed(kw):
+    with pytest.raises(LookupError, match="not found"):
+        show_source(jax.jit, **kw)
+
+
+def test_a_mark_past_the_cut_is_an_error():
+    with pytest.raises(ValueError, match="past max_lines"):
+        show_source(jax.jit, mark="return", max_lines=3)
+
+
+def test_trim_marks_what_it_cut():
+    s = trim("\n".join("x" * 100 for _ in range(20)), max_lines=5, width=10)
+    assert len(s.lines) == 5 and all(len(l) == 10 for l in s.lines)
+    assert any("15 more lines" in n for n in s.notes) and any("80" not in n for n in s.notes)
+    assert trim("short").notes == []
+
+
+def test_the_four_stations_helpers():
+    traced = jax.jit(lambda x: jnp.sin(x).sum()).trace(jnp.ones(4))
+    assert "2 equations" in show_jaxpr(traced).title
+    lowered = traced.lower()
+    assert "stablehlo.sine" in str(show_stablehlo(lowered, max_lines=None, width=None))
+    compiled = lowered.compile()
+    h = show_hlo(compiled, max_lines=None, width=None)
+    assert "ENTRY" in h.text and "FileNames" not in h.text and "metadata={" not in h.text
+    assert any("fusion bodies" in n for n in h.notes)
+    assert "argument bytes" in str(show_cost(compiled)) and "16" in str(show_cost(compiled))
+
+
+def test_refuses_shows_the_expected_error(capsys):
+    with refuses(ZeroDivisionError, match="division"):
+        1 / 0
+    assert capsys.readouterr().out.startswith("✗ refused — ZeroDivisionError")
+
+
+@pytest.mark.parametrize("body,why", [
+    (lambda: None, "nothing was raised"),
+    (lambda: [][1], "got IndexError"),
+    (lambda: 1 / 0, "does not match"),
+])
+def test_refuses_fails_the_claim(body, why):
+    with pytest.raises(ClaimFailed, match=why):
+        with refuses(ZeroDivisionError if "match" in why else TypeError, match="nomatch"
+                     if "match" in why else None):
+            body()

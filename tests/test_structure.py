@@ -1,0 +1,99 @@
+"""Deck and lab structure: the conventions of DESIGN.md that a presenter and a reader rely on."""
+from __future__ import annotations
+
+import pytest
+
+from workshop import notebooks as nbs
+
+DECKS = nbs.decks()
+ALL = nbs.all_notebooks() + sorted(nbs.EXERCISES.glob("*.ipynb"))
+RISE_KEYS = {"width", "height", "scroll", "slideNumber", "footer"}
+
+
+def test_the_kit_has_its_notebooks():
+    assert [p.stem for p in DECKS][:1] == ["01-run-it-first"]
+    assert [p.stem for p in nbs.lab_sources()][:1] == ["J1-trace-read-raw"]
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+def test_committed_clean_no_outputs_normalised(path):
+    nb = nbs.read(path)
+    for i, cell in enumerate(nb.cells):
+        assert not cell.get("outputs") and not cell.get("execution_count"), f"cell {i}"
+    assert path.read_text(encoding="utf-8") == nbs.normalised(nb), \
+        "not normalised: run .venv/bin/python -m workshop fmt"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+def test_setup_cell_first_and_known_tags(path):
+    nb = nbs.read(path)
+    s = nbs.setup_index(nb)
+    assert "setup" in nbs.tags(nb.cells[s])
+    assert nb.cells[s].source.strip() == "import workshop; workshop.setup()"
+    for i, cell in enumerate(nb.cells):
+        assert set(nbs.tags(cell)) <= nbs.TAGS, f"cell {i}: unknown tag {nbs.tags(cell)}"
+        if "check" in nbs.tags(cell):
+            assert cell.cell_type == "code"
+    assert nb.metadata.kernelspec.name == "python3"
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_every_cell_has_a_slide_type(deck):
+    for i, cell in enumerate(nbs.read(deck).cells):
+        assert nbs.slide_type(cell) in nbs.SLIDE_TYPES, f"cell {i}: {nbs.slide_type(cell)!r}"
+        if "check" in nbs.tags(cell):
+            assert nbs.slide_type(cell) == "skip", f"cell {i}: a check cell must be hidden"
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_metadata_title_and_closing_slides(deck):
+    nb = nbs.read(deck)
+    w = nb.metadata.workshop
+    assert deck.stem.startswith(f"{w.phase:02d}-")
+    assert w.title and w.minutes > 0 and len(w.objectives) >= 3 and len(w.key_points) >= 3
+    assert RISE_KEYS <= set(nb.metadata.rise)
+    assert w.title in nb.metadata.rise.footer
+    title = nb.cells[0]
+    assert nbs.slide_type(title) == "slide" and title.source.startswith(f"# {w.title}")
+    assert f"{w.minutes} minutes" in title.source
+    for o in w.objectives:
+        assert o in title.source, f"objective missing from the title slide: {o}"
+    closing = nbs.sections(nb)[-1]
+    text = nb.cells[closing.start].source
+    assert closing.title == "Key points"
+    for k in w.key_points:
+        assert k in text, f"key point missing from the closing slide: {k}"
+    assert f"lab {w.lab}" in text
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_every_slide_has_speaker_notes(deck):
+    nb = nbs.read(deck)
+    starts = [i for i, c in enumerate(nb.cells) if nbs.slide_type(c) in ("slide", "subslide")]
+    for a, b in zip(starts, starts[1:] + [len(nb.cells)]):
+        kinds = [nbs.slide_type(c) for c in nb.cells[a:b]]
+        assert "notes" in kinds, f"slide “{nbs.title_at(nb, a)}” (cell {a}) has no notes"
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_sections_and_slide_sized_cells(deck):
+    nb = nbs.read(deck)
+    secs = nbs.sections(nb)
+    assert len(secs) >= 4
+    assert secs[0].start > nbs.setup_index(nb), "the setup cell comes before every section"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and nbs.slide_type(cell) != "skip":
+            lines = cell.source.split("\n")
+            assert len(lines) <= 12, f"cell {i}: {len(lines)} lines (a slide holds 12)"
+            assert max(map(len, lines)) <= 80, f"cell {i}: wider than 80 columns"
+        if cell.cell_type == "markdown":
+            assert "$" not in cell.source, f"cell {i}: math in Unicode, not TeX"
+
+
+@pytest.mark.parametrize("path", nbs.lab_sources(), ids=lambda p: p.stem)
+def test_lab_source_has_tasks_with_solutions(path):
+    nb = nbs.read(path)
+    blocks = [c for c in nb.cells if "### BEGIN SOLUTION" in c.source]
+    checks = [c for c in nb.cells if c.cell_type == "code" and ".check(" in c.source
+              and "check" not in nbs.tags(c)]
+    assert 3 <= len(blocks) <= 5 and len(checks) == len(blocks)
