@@ -97,3 +97,14 @@ def test_lab_source_has_tasks_with_solutions(path):
     checks = [c for c in nb.cells if c.cell_type == "code" and ".check(" in c.source
               and "check" not in nbs.tags(c)]
     assert 3 <= len(blocks) <= 5 and len(checks) == len(blocks)
+
+
+def test_readme_table_matches_the_notebooks_metadata():
+    readme = (nbs.ROOT / "README.md").read_text()
+    for deck in DECKS:
+        w = nbs.read(deck).metadata.workshop
+        lab = next(p for p in nbs.lab_sources() if p.stem.startswith(w.lab + "-"))
+        lw = nbs.read(lab).metadata.workshop
+        row = (f"| {w.phase} | [{w.title}](decks/{deck.name}) | {w.minutes} | "
+               f"[{w.lab} {lw.title}](exercises/{lab.name}) | {lw.minutes} |")
+        assert row in readme, f"README row for {deck.name} should be: {row}"
