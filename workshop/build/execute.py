@@ -1,0 +1,110 @@
+"""Execute notebooks, each in a fresh kernel, two at a time, timing every cell."""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from multiprocessing import get_context
+from pathlib import Path
+
+from .. import notebooks as nbs
+
+CELL_TIMEOUT = 120   # seconds; a cell that hangs fails the run instead of the build hanging
+PARALLEL = 2         # the machines have 2 cores; more gives kernel start-up races (nbmake #129)
+
+
+@dataclass
+class Failure:
+    cell: int
+    title: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"cell {self.cell} (slide “{self.title}”): {self.error}"
+
+
+@dataclass
+class Result:
+    name: str
+    cells: int = 0
+    seconds: float = 0.0
+    times: list[float] = field(default_factory=list)   # per code cell index, in cell order
+    slowest: tuple[int, str, float] = (-1, "", 0.0)     # cell index, slide title, seconds
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def _cell_seconds(cell) -> float:
+    ex = cell.get("metadata", {}).get("execution", {})
+    a, b = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
+    if not (a and b):
+        return 0.0
+    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return max((parse(b) - parse(a)).total_seconds(), 0.0)
+
+
+def execute(nb, name: str, cwd: Path) -> tuple[Result, object]:
+    """Run `nb` top to bottom in a fresh kernel of this Python; never raises for a cell error."""
+    import nbclient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    result = Result(name=name, cells=len(nb.cells))
+    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                     allow_errors=False, record_timing=True,
+                                     resources={"metadata": {"path": str(cwd)}})
+    t0 = time.perf_counter()
+    try:
+        client.execute()
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
+        idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                    and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+                   None)
+        if idx is None:   # timeout or dead kernel: the last cell that started
+            idx = max((i for i, c in enumerate(nb.cells)
+                       if c.get("metadata", {}).get("execution")), default=0)
+        err = next((f"{o['ename']}: {o['evalue']}" for o in nb.cells[idx].get("outputs", [])
+                    if o.get("output_type") == "error"), str(e).strip().split("\n")[-1])
+        result.failure = Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])
+    result.seconds = time.perf_counter() - t0
+    result.times = [_cell_seconds(c) for c in nb.cells]
+    if result.times:
+        i = max(range(len(result.times)), key=result.times.__getitem__)
+        result.slowest = (i, nbs.title_at(nb, i), result.times[i])
+    return result, nb
+
+
+def _job(args):
+    path, section = args
+    path = Path(path)
+    nb = nbs.read(path)
+    name = nbs.short(path)
+    if section is not None:
+        sec = nbs.sections(nb)[section]
+        nb = nbs.section_notebook(nb, sec)
+        name = f"{name} § {sec.title}"
+    result, executed = execute(nb, name, path.parent)
+    import nbformat
+    return asdict(result), nbformat.writes(executed)
+
+
+def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL):
+    """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel.
+
+    Returns [(Result, executed notebook JSON)] in the order of `jobs`.
+    """
+    ctx = get_context("spawn")
+    with ProcessPoolExecutor(max_workers=parallel, mp_context=ctx) as pool:
+        out = list(pool.map(_job, [(str(p), s) for p, s in jobs]))
+    return [(_result(d), text) for d, text in out]
+
+
+def _result(d: dict) -> Result:
+    f = d.pop("failure")
+    r = Result(**d)
+    r.slowest = tuple(r.slowest)
+    r.failure = Failure(**f) if f else None
+    return r
