@@ -6,7 +6,7 @@ import sys
 
 from workshop import SetupError, notebooks as nbs
 from workshop.devices import banner
-from workshop.doctor import run_in_fresh_kernel
+from workshop.kernel import run_code as run_in_fresh_kernel
 
 
 def wk(*args, **kw):
@@ -66,3 +66,16 @@ def test_doctor_is_green_here():
     p = wk("doctor")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "all green" in p.stdout and "✓ fresh kernel: JAX 0.10.2 · 8 CPU devices" in p.stdout
+
+
+def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
+    from workshop import doctor, env
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(env.LOCK.read_text().replace("jax==0.10.2", "jax==0.9.0"))
+    monkeypatch.setattr(env, "LOCK", lock)
+    # only the lock comparison is under test here; the slow probes are tested above
+    monkeypatch.setattr(doctor, "fresh_kernel_devices", lambda: "JAX 0.10.2 · 8 CPU devices")
+    monkeypatch.setattr(doctor, "_jupyter", lambda *a: "")
+    assert doctor.main() == 1
+    out = capsys.readouterr().out
+    assert "✗ jax: 0.10.2 (lock: 0.9.0)" in out and "fix: run scripts/setup --force" in out

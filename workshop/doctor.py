@@ -6,6 +6,7 @@ import sys
 
 from . import browser, env
 from .devices import N_DEVICES, PINNED_JAX
+from .kernel import run_code
 
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
        "nbconvert", "matplotlib", "rich"]
@@ -25,28 +26,8 @@ class Report:
         self.failed |= required
 
 
-def run_in_fresh_kernel(code: str, timeout: float = 60) -> str:
-    """Start a fresh kernel of this Python, run `code`, return what it printed (and errors)."""
-    from jupyter_client.manager import start_new_kernel
-    km, kc = start_new_kernel(kernel_name="python3")
-    try:
-        out = []
-
-        def hook(msg):
-            c = msg["content"]
-            if msg["msg_type"] == "stream":
-                out.append(c["text"])
-            elif msg["msg_type"] == "error":
-                out.append("\n".join(c["traceback"]))
-        kc.execute_interactive(code, timeout=timeout, output_hook=hook)
-        return "".join(out).strip()
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
 def fresh_kernel_devices() -> str:
-    return run_in_fresh_kernel("import workshop; workshop.setup()")
+    return run_code("import workshop; workshop.setup()")
 
 
 def _jupyter(*args) -> str:

@@ -15,10 +15,10 @@ def canon(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(lock: Path = LOCK) -> dict[str, str]:
+def pins(lock: Path | None = None) -> dict[str, str]:
     """{package: version} for every `name==version` line of the lock."""
     out = {}
-    for line in lock.read_text().splitlines():
+    for line in (lock or LOCK).read_text().splitlines():
         m = _PIN.match(line)
         if m:
             out[canon(m.group(1))] = m.group(2)
@@ -30,7 +30,7 @@ def installed() -> dict[str, str]:
             if d.metadata["Name"]}
 
 
-def mismatches(lock: Path = LOCK) -> list[str]:
+def mismatches(lock: Path | None = None) -> list[str]:
     """One line per locked package that is missing or at another version here."""
     have = installed()
     out = []

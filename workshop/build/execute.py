@@ -30,7 +30,7 @@ class Result:
     cells: int = 0
     seconds: float = 0.0
     times: list[float] = field(default_factory=list)   # per code cell index, in cell order
-    slowest: tuple[int, str, float] = (-1, "", 0.0)     # cell index, slide title, seconds
+    slowest: tuple[int, str, float] = (-1, "", 0.0)     # after setup: index, slide, seconds
     failure: Failure | None = None
 
     @property
@@ -50,16 +50,16 @@ def _cell_seconds(cell) -> float:
 def execute(nb, name: str, cwd: Path) -> tuple[Result, object]:
     """Run `nb` top to bottom in a fresh kernel of this Python; never raises for a cell error."""
     import nbclient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from ..kernel import fresh_kernel_manager
 
     result = Result(name=name, cells=len(nb.cells))
-    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                                     allow_errors=False, record_timing=True,
-                                     resources={"metadata": {"path": str(cwd)}})
     t0 = time.perf_counter()
-    try:
-        client.execute()
-    except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
+    with fresh_kernel_manager() as km:
+        client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
+                                         allow_errors=False, record_timing=True,
+                                         resources={"metadata": {"path": str(cwd)}})
+        failure = _run(client)
+    if failure is not None:
         idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                     and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
                    None)
@@ -67,14 +67,25 @@ def execute(nb, name: str, cwd: Path) -> tuple[Result, object]:
             idx = max((i for i, c in enumerate(nb.cells)
                        if c.get("metadata", {}).get("execution")), default=0)
         err = next((f"{o['ename']}: {o['evalue']}" for o in nb.cells[idx].get("outputs", [])
-                    if o.get("output_type") == "error"), str(e).strip().split("\n")[-1])
+                    if o.get("output_type") == "error"), failure)
         result.failure = Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])
     result.seconds = time.perf_counter() - t0
     result.times = [_cell_seconds(c) for c in nb.cells]
-    if result.times:
-        i = max(range(len(result.times)), key=result.times.__getitem__)
+    after_setup = range(nbs.setup_index(nb) + 1, len(nb.cells))
+    if after_setup:   # the setup cell's time is `import jax`, the same everywhere
+        i = max(after_setup, key=result.times.__getitem__)
         result.slowest = (i, nbs.title_at(nb, i), result.times[i])
     return result, nb
+
+
+def _run(client) -> str | None:
+    """Execute; None on success, else the last line of what went wrong."""
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    try:
+        client.execute()
+        return None
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
+        return str(e).strip().split("\n")[-1]
 
 
 def _job(args):

@@ -11,7 +11,7 @@ DECK_BUDGET = 30.0   # seconds for a whole deck
 
 
 def table(results: list[Result]) -> str:
-    rows = ["| notebook | cells | slowest cell | s | seconds | status |",
+    rows = ["| notebook | cells | slowest cell after setup | s | seconds | status |",
             "|---|---:|---|---:|---:|---|"]
     for r in results:
         i, title, s = r.slowest

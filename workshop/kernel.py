@@ -1,0 +1,40 @@
+"""A fresh kernel of this Python, on IPC sockets in a private folder (nothing on TCP)."""
+from __future__ import annotations
+
+import contextlib
+import tempfile
+
+
+@contextlib.contextmanager
+def fresh_kernel_manager():
+    """A KernelManager (not started) whose kernel is always shut down afterwards."""
+    from jupyter_client.manager import KernelManager
+    with tempfile.TemporaryDirectory(prefix="workshop-kernel-") as sockets:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/ipc")
+        try:
+            yield km
+        finally:
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
+
+
+def run_code(code: str, timeout: float = 60) -> str:
+    """Run `code` in a fresh kernel; return what it printed, and any error's traceback."""
+    with fresh_kernel_manager() as km:
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=timeout)
+            out = []
+
+            def hook(msg):
+                c = msg["content"]
+                if msg["msg_type"] == "stream":
+                    out.append(c["text"])
+                elif msg["msg_type"] == "error":
+                    out.append("\n".join(c["traceback"]))
+            kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+            return "".join(out).strip()
+        finally:
+            kc.stop_channels()
