@@ -59,3 +59,14 @@ def test_a_demo_that_stops_raising_fails_the_run(tmp_path):
     assert result.failure.cell == j
     assert result.failure.title == nbs.title_at(sub, j) != ""
     assert "ClaimFailed" in result.failure.error and "nothing was raised" in result.failure.error
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_html_export_keeps_source_highlighting_and_no_terminal_codes(runs, deck):
+    from nbconvert import HTMLExporter
+    _, text = runs[(deck, None)]
+    html, _ = HTMLExporter().from_notebook_node(nbformat.reads(text, as_version=4))
+    shown = html.replace('"', "'").split("class='workshop-shown'")
+    assert len(shown) > 3, "the deck's show_* outputs are in the export"
+    assert all("[34;1m" not in part.split("</pre>")[0] for part in shown[1:])
+    assert "jax/_src/" in html and "<span style=" in html

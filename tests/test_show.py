@@ -48,6 +48,10 @@ def test_a_mark_past_the_cut_is_an_error():
         show_source(jax.jit, mark="return", max_lines=3)
 
 
+def test_trim_drops_terminal_colours():
+    assert trim("\x1b[34;1mlambda\x1b[39;22m x").text == "lambda x"
+
+
 def test_trim_marks_what_it_cut():
     s = trim("\n".join("x" * 100 for _ in range(20)), max_lines=5, width=10)
     assert len(s.lines) == 5 and all(len(l) == 10 for l in s.lines)

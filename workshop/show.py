@@ -17,6 +17,7 @@ WIDTH = 80        # columns a projector shows at a readable size
 MAX_LINES = 14    # lines of an artefact on one slide
 
 MARK_BG = "#fff3b0"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Shown:
 def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
          title: str = "", lexer: str | None = None) -> Shown:
     """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut."""
+    text = _ANSI.sub("", text)   # JAX colours jaxprs in a kernel; a slide's HTML cannot
     lines = text.rstrip("\n").split("\n")
     notes = []
     if max_lines is not None and len(lines) > max_lines:
