@@ -79,6 +79,11 @@ def cmd_doctor(args) -> int:
     return doctor.main()
 
 
+def cmd_present(args) -> int:
+    from . import present
+    return present.main(args.deck, port=args.port, open_browser=not args.no_browser)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="workshop", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -94,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     f.set_defaults(fn=cmd_fmt)
     d = sub.add_parser("doctor", help="check this machine for presenting and following along")
     d.set_defaults(fn=cmd_doctor)
+    pr = sub.add_parser("present", help="open a deck in RISE (JupyterLab on 127.0.0.1)")
+    pr.add_argument("deck", nargs="?", help="03, 3 or a name; none lists the decks")
+    pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")
+    pr.add_argument("--no-browser", action="store_true", help="print the URL only")
+    pr.set_defaults(fn=cmd_present)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

@@ -35,9 +35,10 @@ def short(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def select(names: list[str]) -> list[Path]:
+def select(names: list[str], among: list[Path] | None = None,
+           what: str = "notebook") -> list[Path]:
     """Notebooks named by number ('1', '01'), lab ('J1'), stem, or path; none means all."""
-    known = all_notebooks()
+    known = all_notebooks() if among is None else among
     if not names:
         return known
     chosen = []
@@ -51,8 +52,8 @@ def select(names: list[str]) -> list[Path]:
                 or p.stem.lower().split("-")[0] in (key, key.zfill(2))]
         if len(hits) != 1:
             listing = ", ".join(p.stem for p in known)
-            why = "matches several" if hits else "is not a notebook of the kit"
-            raise KitError(f"{name!r} {why}; the notebooks are: {listing}")
+            why = "matches several" if hits else f"is not a {what} of the kit"
+            raise KitError(f"{name!r} {why}; the {what}s are: {listing}")
         chosen += hits
     return chosen
 

@@ -1,0 +1,136 @@
+"""End to end: the present command's server, every deck in RISE in a real headless Chromium,
+the setup cell and one code cell run from the slideshow, nothing fetched from off the machine."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import urlparse
+
+import pytest
+
+from workshop import browser, notebooks as nbs
+from workshop.present import free_port
+
+SHOTS = nbs.ROOT / "build" / "screenshots"
+LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    exe = browser.find()
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"no browser for the RISE test: {browser.INSTALL}")
+        pytest.skip(f"no browser: {browser.INSTALL}")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def start_present(deck: str, port: int):
+    p = subprocess.Popen([sys.executable, "-m", "workshop", "present", deck, "--no-browser",
+                          "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, cwd=nbs.ROOT)
+    seen, url = [], None
+    end = time.monotonic() + 120
+    while time.monotonic() < end and url is None:
+        line = p.stdout.readline()
+        if not line and p.poll() is not None:
+            break
+        seen.append(line)
+        m = re.search(r"http://\S+", line)
+        url = m.group(0) if m else None
+    if url is None:
+        p.kill()
+        pytest.fail("present printed no URL:\n" + "".join(seen))
+    return p, url
+
+
+def stop_present(p) -> int:
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)       # what Ctrl-C sends
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return p.returncode
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def run_cell(page, cell, expect: str | None, timeout=90_000) -> str:
+    cell.query_selector(".cm-content").click(force=True)
+    page.keyboard.press("Control+Enter")   # runs without moving to the next slide
+    out = cell.wait_for_selector(".jp-OutputArea-output", timeout=timeout)
+    if expect:
+        page.wait_for_function("([el, t]) => el.innerText.includes(t)", arg=[out, expect],
+                               timeout=timeout)
+    page.keyboard.press("Escape")
+    return out.inner_text()
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, deck):
+    nb = nbs.read(deck)
+    n_slides = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
+    port = free_port()
+    proc, url = start_present(deck.stem[:2], port)
+    offsite = []
+    try:
+        assert urlparse(url).hostname == "127.0.0.1" and "token=" in url
+        page = chromium.new_page(viewport={"width": 1280, "height": 720})
+
+        def guard(route):
+            host = urlparse(route.request.url).hostname
+            if route.request.url.startswith(("data:", "blob:")) or host in LOOPBACK:
+                route.continue_()
+            else:
+                offsite.append(route.request.url)
+                route.abort()
+        page.route("**/*", guard)
+        page.goto(url)
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        leaves = page.evaluate(
+            "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
+        assert leaves == n_slides
+        assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
+        assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
+
+        setup = page.query_selector(".reveal section.present .jp-CodeCell")
+        assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")
+        page.click(".reveal .controls .navigate-right")   # the first section
+        page.wait_for_timeout(800)
+        cell = page.query_selector(".reveal section.present .jp-CodeCell")
+        text = run_cell(page, cell, None)
+        assert text.strip() and "Error" not in text and "Traceback" not in text, text
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
+        page.close()
+    finally:
+        rc = stop_present(proc)
+    assert rc == 0, "Ctrl-C should stop the server cleanly"
+    assert not port_open(port), "the server is still listening after Ctrl-C"
+    assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
+
+
+def test_present_lists_decks_and_refuses_a_wrong_name():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
+                                    capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+    listing = run()
+    assert listing.returncode == 0 and "01-run-it-first" in listing.stdout
+    wrong = run("99")
+    assert wrong.returncode == 2 and "'99' is not a deck of the kit" in wrong.stderr
+    assert "01-run-it-first" in wrong.stderr

@@ -1,0 +1,132 @@
+"""`python -m workshop present [DECK]`: JupyterLab on 127.0.0.1 with a token, the deck in RISE.
+
+The server runs from this Python (the pinned env), listens on loopback only, and requires
+Jupyter's token (random, passed through the environment so it is not in `ps`). The notebook's
+kernel is started before the browser opens. Ctrl-C stops the server.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import webbrowser
+from pathlib import Path
+
+from . import notebooks as nbs
+
+HOST = "127.0.0.1"
+LOG = nbs.ROOT / "build" / "present.log"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def list_decks() -> str:
+    rows = []
+    for p in nbs.decks():
+        w = nbs.read(p).metadata.get("workshop", {})
+        rows.append(f"  {p.stem:<28} {w.get('title', '')}  ({w.get('minutes', '?')} min)")
+    return "\n".join(rows)
+
+
+class Server:
+    """A JupyterLab process on loopback; `stop()` always ends it."""
+
+    def __init__(self, port: int | None = None, log: Path = LOG):
+        self.port = port or free_port()
+        self.token = secrets.token_urlsafe(24)
+        self.base = f"http://{HOST}:{self.port}"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(log, "w")
+        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
+               f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
+               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-root")   # CI and these machines run as root
+        env = dict(os.environ, JUPYTER_TOKEN=self.token)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=env,
+                                     start_new_session=True)
+
+    def api(self, path: str, body: dict | None = None):
+        req = urllib.request.Request(
+            self.base + path, method="POST" if body is not None else "GET",
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"token {self.token}",
+                     "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read() or b"null")
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); see {LOG}")
+            try:
+                self.api("/api/status")
+                return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.25)
+        raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; see {LOG}")
+
+    def start_kernel_for(self, rel: str) -> None:
+        """A session for the notebook, so RISE finds its kernel already running."""
+        self.api("/api/sessions", {"path": rel, "name": Path(rel).name, "type": "notebook",
+                                   "kernel": {"name": "python3"}})
+
+    def rise_url(self, rel: str) -> str:
+        return f"{self.base}/rise/{rel}?token={self.token}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()          # jupyter shuts down cleanly on SIGTERM
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def main(deck: str | None, port: int | None = None, open_browser: bool = True) -> int:
+    if not deck:
+        print("Decks (scripts/present NAME, e.g. scripts/present 01):")
+        print(list_decks())
+        return 0
+    path = nbs.select([deck], among=nbs.decks(), what="deck")[0]
+    nbs.read(path)
+    rel = path.relative_to(nbs.ROOT).as_posix()
+    t0 = time.monotonic()
+    server = Server(port)
+    try:
+        server.wait_ready()
+        server.start_kernel_for(rel)
+        url = server.rise_url(rel)
+        print(f"present: {rel} in RISE at\n  {url}", flush=True)
+        print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
+              f"{nbs.short(LOG)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the server.",
+              flush=True)
+        if open_browser:
+            webbrowser.open(url)
+        while server.proc.poll() is None:
+            time.sleep(0.5)
+        print(f"present: JupyterLab exited ({server.proc.returncode}); see {nbs.short(LOG)}")
+        return 1
+    except KeyboardInterrupt:
+        print("\npresent: stopping the server", flush=True)
+        return 0
+    except RuntimeError as e:
+        print(f"present: {e}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()
