@@ -10,9 +10,9 @@ BUILD = nbs.ROOT / "build"
 
 
 def cmd_build(args) -> int:
-    """The execution check: every deck and lab solution in a fresh kernel, two at a time."""
+    """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
     from . import env, labgen
-    from .build import execute, report
+    from .build import execute, handouts, report
 
     bad = env.mismatches()
     if bad:
@@ -23,27 +23,84 @@ def cmd_build(args) -> int:
     paths = nbs.select(args.notebooks)
     for p in paths:
         nbs.read(p)   # a corrupt notebook is named before any kernel starts
+    pdf = not args.no_pdf
+    if pdf and browser_missing():
+        raise nbs.KitError(f"no browser to print the handouts: {browser_install()} "
+                           "(or build without them: --no-pdf)")
     stale = labgen.generate()
     if stale:
         print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
-    print(f"build: executing {len(paths)} notebook(s), {execute.PARALLEL} at a time")
-    results = execute.run_many([(p, None) for p in paths])
+    todo = [p for p in paths if args.force or not pdf or not handouts.current(p)]
+    if len(todo) < len(paths):
+        print(f"build: {len(paths) - len(todo)} notebook(s) current, not rebuilt "
+              "(--force rebuilds them)")
+    executed = {}
     out = BUILD / "executed"
     out.mkdir(parents=True, exist_ok=True)
-    for p, (res, text) in zip(paths, results):
-        tmp = out / (p.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / p.name)
-    slow = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
-                           if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
-    res = [r for r, _ in results]
-    print(report.write(res, report.over_budget(res, slow), BUILD))
+    run = []
+    for p in todo:
+        copy = out / p.name
+        digest = handouts.inputs_hash(*handouts.sources_of(p))
+        if pdf and not args.force and copy.exists():
+            nb = nbs.read(copy)
+            if nb.metadata.get("workshop_build", {}).get("inputs") == digest:
+                executed[p] = nb   # executed from these very inputs: export only
+                continue
+        run.append(p)
+    if run:
+        print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time")
+    results = {}
+    for p, (res, text) in zip(run, execute.run_many([(p, None) for p in run]) if run else []):
+        import nbformat
+        nb = nbformat.reads(text, as_version=4)
+        nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
+        if res.ok:
+            handouts.write_atomic(out / p.name, nbformat.writes(nb).encode())
+            executed[p] = nb
+        results[p] = res
+    for p in todo:
+        results.setdefault(p, execute.Result(name=nbs.short(p), status="reused run"))
+    failed = [r for r in results.values() if not r.ok]
+    if pdf and not failed and todo:
+        with handouts.Printer() as printer:
+            for p in todo:
+                try:
+                    printed = handouts.export(printer, p, executed[p])
+                except handouts.Overflow as e:
+                    raise nbs.KitError(f"{nbs.short(p)}: {e}") from None
+                results[p].pages = sum(x.pages for x in printed)
+                results[p].export_seconds = sum(x.seconds for x in printed)
+            if printer.offsite:
+                raise nbs.KitError(f"the export asked for addresses off this machine: "
+                                   f"{printer.offsite[:3]}")
+    if pdf:
+        pdfs = sorted(handouts.HANDOUTS.glob("*.pdf"))
+        handouts.write_index([(q, handouts.pages_of(q)) for q in pdfs])
+    rows = []
+    for p in paths:
+        if p in results:
+            rows.append(results[p])
+        else:
+            rows.append(execute.Result(name=nbs.short(p), status="current", pages=sum(
+                handouts.pages_of(t) for t in handouts.targets(p))))
+    exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
+                             if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
+    print(report.write(rows, report.over_budget(rows, exempt), BUILD))
     print(f"build: report in {nbs.short(BUILD / 'report.md')}, executed copies in "
-          f"{nbs.short(out)}/")
-    failed = [r for r in res if not r.ok]
+          f"{nbs.short(out)}/" + (", handouts in handouts/" if pdf else ""))
     for r in failed:
         print(f"FAILED {r.name}: {r.failure}")
     return 1 if failed else 0
+
+
+def browser_missing() -> bool:
+    from . import browser
+    return browser.find() is None
+
+
+def browser_install() -> str:
+    from . import browser
+    return browser.INSTALL
 
 
 def cmd_labs(args) -> int:
@@ -89,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="execute every deck and lab solution; write the report")
     b.add_argument("notebooks", nargs="*", help="01, 1, J1, a name or a path; none means all")
+    b.add_argument("--force", action="store_true", help="rebuild even what is current")
+    b.add_argument("--no-pdf", action="store_true", help="only execute (no browser needed)")
     b.set_defaults(fn=cmd_build)
     la = sub.add_parser("labs", help="generate the attendee copies of the labs")
     la.add_argument("--check", action="store_true", help="fail if a committed copy is stale")

@@ -43,10 +43,17 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().split("\n") or [""])[0][:200]
 
 
+_CELL_FILE = re.compile(r"\S*ipykernel_\d+[/\\]\d+\.py")
+
+
 def summary(exc: BaseException, lines: int = 2) -> str:
-    """`✗ refused — Type: first lines`, wrapped to the slide width."""
+    """`✗ refused — Type: first lines`, wrapped to the slide width.
+
+    A notebook cell's temporary file name (it holds the kernel's pid) is shown as <cell>.
+    """
     import textwrap
-    msg = [m for m in str(exc).strip().split("\n") if m.strip()]
+    text = _CELL_FILE.sub("<cell>", str(exc))
+    msg = [m for m in text.strip().split("\n") if m.strip()]
     head = f"✗ refused — {type(exc).__name__}"
     body = []
     for m in msg[:lines]:

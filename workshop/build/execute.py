@@ -32,6 +32,9 @@ class Result:
     times: list[float] = field(default_factory=list)   # per code cell index, in cell order
     slowest: tuple[int, str, float] = (-1, "", 0.0)     # after setup: index, slide, seconds
     failure: Failure | None = None
+    pages: int = 0                 # of the PDFs exported from it
+    export_seconds: float = 0.0
+    status: str = ""               # "current": inputs unchanged, neither run nor exported
 
     @property
     def ok(self) -> bool:

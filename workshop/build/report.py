@@ -11,13 +11,16 @@ DECK_BUDGET = 30.0   # seconds for a whole deck
 
 
 def table(results: list[Result]) -> str:
-    rows = ["| notebook | cells | slowest cell after setup | s | seconds | status |",
-            "|---|---:|---|---:|---:|---|"]
+    rows = ["| notebook | cells | slowest cell after setup | s | seconds | pages | export s "
+            "| status |", "|---|---:|---|---:|---:|---:|---:|---|"]
     for r in results:
+        if r.status == "current":
+            rows.append(f"| {r.name} | | | | | {r.pages} | | current: not rebuilt |")
+            continue
         i, title, s = r.slowest
         status = "ok" if r.ok else f"FAILED at cell {r.failure.cell}"
         rows.append(f"| {r.name} | {r.cells} | {i} “{title}” | {s:.2f} | {r.seconds:.1f} "
-                    f"| {status} |")
+                    f"| {r.pages or ''} | {r.export_seconds:.1f} | {status} |")
     return "\n".join(rows)
 
 

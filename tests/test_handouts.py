@@ -1,0 +1,157 @@
+"""Handouts: current, one page per slide, legible, bookmarked, offline, deterministic."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from pypdf import PdfReader
+
+from workshop import browser, notebooks as nbs
+from workshop.build import handouts, render
+
+SOURCES = nbs.all_notebooks()
+
+
+def _lig(text: str) -> str:
+    return text.replace("ﬁ", "fi").replace("ﬂ", "fl")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", _lig(text).replace("`", ""))
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
+def test_committed_handouts_are_current(src):
+    digest = handouts.inputs_hash(*handouts.sources_of(src))
+    for pdf in handouts.targets(src):
+        assert pdf.exists(), f"{nbs.short(pdf)} is missing: run scripts/build {src.stem[:2]}"
+        assert handouts.stamp_of(pdf) == digest, (
+            f"{nbs.short(pdf)} is stale for {nbs.short(src)}: run scripts/build {src.stem[:2]}")
+
+
+def test_handouts_index_lists_every_pdf_with_its_pages():
+    index = (handouts.HANDOUTS / "README.md").read_text()
+    pdfs = sorted(handouts.HANDOUTS.glob("*.pdf"))
+    assert pdfs
+    for pdf in pdfs:
+        assert f"| [{pdf.name}]({pdf.name}) | {handouts.pages_of(pdf)} |" in index
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
+    nb = nbs.read(deck)
+    slides = render.slides(nb)
+    reader = PdfReader(handouts.targets(deck)[0])
+    n = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
+    assert len(reader.pages) == len(slides) == n
+    box = reader.pages[0].mediabox
+    assert abs(box.width / box.height - 16 / 9) < 0.01
+    for page, slide in zip(reader.pages, slides):
+        text = _norm(page.extract_text())
+        assert _norm(slide.title) in text, f"slide “{slide.title}” not on its page"
+        for cell in slide.cells:
+            if cell.cell_type == "code":
+                first = cell.source.split("\n")[0]
+                assert _norm(first) in text, f"“{first}” missing from “{slide.title}”"
+    assert "check" not in " ".join(c.source for s in slides for c in s.cells if
+                                   "assert" in c.source)
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_reading_handout_has_notes_bookmarks_and_footer(deck):
+    nb = nbs.read(deck)
+    reader = PdfReader(handouts.targets(deck)[1])
+    box = reader.pages[0].mediabox
+    assert abs(float(box.width) - 595) < 2 and abs(float(box.height) - 842) < 2   # A4
+    titles = []
+
+    def walk(items):
+        for it in items:
+            walk(it) if isinstance(it, list) else titles.append(it.title)
+    walk(reader.outline)
+    for sec in nbs.sections(nb):
+        assert sec.title in titles, f"no bookmark for section “{sec.title}”"
+    text = "".join(p.extract_text() for p in reader.pages)
+    first_note = next(c.source for c in nb.cells if nbs.slide_type(c) == "notes")
+    assert _norm(first_note[:60]) in _norm(text)
+    title = nb.metadata.workshop.title
+    last = _lig(reader.pages[-1].extract_text())
+    n = len(reader.pages)
+    assert re.search(rf"{re.escape(title)} · JAX 0\.10\.2 · built \d{{4}}-\d{{2}}-\d{{2}}", last)
+    assert f"{n} / {n}" in last
+
+
+@pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
+def test_page_one_is_not_blank(pdf, tmp_path):
+    from PIL import Image
+    subprocess.run(["pdftoppm", "-r", "30", "-png", "-f", "1", "-l", "1", str(pdf),
+                    str(tmp_path / "p")], check=True, timeout=60)
+    gray = Image.open(next(tmp_path.glob("p*.png"))).convert("L")
+    dark = sum(1 for v in gray.get_flattened_data() if v < 128)
+    assert dark > 200, "page 1 is blank"
+
+
+@pytest.fixture(scope="module")
+def printer():
+    if browser.find() is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"no browser to print handouts: {browser.INSTALL}")
+        pytest.skip(browser.INSTALL)
+    with handouts.Printer() as p:
+        yield p
+
+
+def test_export_is_offline_and_deterministic(runs, printer, tmp_path):
+    deck = nbs.decks()[0]
+    executed = nbformat.reads(runs[(deck, None)][1], as_version=4)
+    a, b = tmp_path / "a", tmp_path / "b"
+    handouts.export(printer, deck, executed, a)
+    handouts.export(printer, deck, executed, b)
+    assert printer.offsite == [], f"the export asked for {printer.offsite}"
+    for pa, pb in zip(handouts.targets(deck, a), handouts.targets(deck, b)):
+        assert pa.read_bytes() == pb.read_bytes(), f"{pa.name} differs between two builds"
+
+
+def test_the_offline_guard_refuses_and_records_a_remote_asset(printer):
+    before = len(printer.offsite)
+    printer.pdf("<p>x</p><img src='https://cdn.example.com/a.png'>", "a4")
+    assert printer.offsite[before:] == ["https://cdn.example.com/a.png"]
+    del printer.offsite[before:]
+
+
+@pytest.mark.parametrize("kind,html", [
+    ("a4", "<pre style='white-space:pre'>" + "x" * 400 + "</pre>"),
+    ("slides", "<section class='slide'><div class='inner'><img style='width:3000px;height:10px'>"
+               "</div><div class='foot'><span class='scaled'></span></div></section>"),
+])
+def test_text_that_would_run_off_a_page_stops_the_export(printer, kind, html):
+    with pytest.raises(handouts.Overflow, match="run off the page"):
+        printer.pdf(html, kind)
+
+
+def _snapshot():
+    return {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir()}
+
+
+def test_missing_browser_one_line_nonzero_and_handouts_untouched():
+    before = _snapshot()
+    p = subprocess.run([sys.executable, "-m", "workshop", "build", "01", "--force"],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120,
+                       env=dict(os.environ, WORKSHOP_BROWSER="/nonexistent/chrome"))
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "apt-get install -y chromium" in p.stderr
+    assert _snapshot() == before
+
+
+def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
+    before = _snapshot()
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    p = subprocess.run([sys.executable, "-m", "workshop", "build", str(bad)],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120)
+    assert p.returncode == 2 and "bad.ipynb: not a notebook" in p.stderr
+    assert _snapshot() == before

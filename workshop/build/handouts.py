@@ -1,0 +1,234 @@
+"""Print handouts with a real Chromium, offline, stamped with what they were built from.
+
+Every PDF's metadata holds the sha256 of its inputs (the notebook, the lock and the package);
+its dates come from the inputs (the notebook's last commit), and its file ID from that hash, so
+printing twice with no change gives the same bytes. Writes are atomic.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .. import browser
+from .. import notebooks as nbs
+from . import render
+
+HANDOUTS = nbs.ROOT / "handouts"
+PACKAGE = nbs.ROOT / "workshop"
+LOCK = nbs.ROOT / "environment" / "requirements.lock"
+STAMP_KEY = "/WorkshopInputs"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync",
+        "--font-render-hinting=none"]
+
+
+class NoBrowser(Exception):
+    pass
+
+
+class Overflow(Exception):
+    """Something would run off a printed page."""
+
+
+def inputs_hash(*notebooks: Path) -> str:
+    """sha256 of the notebooks, the lock and every file of the package."""
+    h = hashlib.sha256()
+    files = list(notebooks) + [LOCK] + sorted(p for p in PACKAGE.rglob("*.py")
+                                              if "__pycache__" not in p.parts)
+    for p in files:
+        h.update(p.relative_to(nbs.ROOT).as_posix().encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def build_date(path: Path) -> str:
+    """The date of the notebook's last commit (stable across rebuilds); today if uncommitted."""
+    try:
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=nbs.ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        day = subprocess.run(["git", "log", "-1", "--format=%cs", "--", str(path)],
+                             cwd=nbs.ROOT, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        if day and not dirty:
+            return day
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def stamp_of(pdf: Path) -> str | None:
+    """The inputs hash a PDF was built from, or None (missing, unreadable, unstamped)."""
+    from pypdf import PdfReader
+    try:
+        meta = PdfReader(pdf).metadata or {}
+        return str(meta.get(STAMP_KEY)) if meta.get(STAMP_KEY) else None
+    except Exception:
+        return None
+
+
+def pages_of(pdf: Path) -> int:
+    from pypdf import PdfReader
+    return len(PdfReader(pdf).pages)
+
+
+def _stamp(data: bytes, title: str, digest: str, day: str, source: str) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, ByteStringObject
+    w = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    date = "D:" + day.replace("-", "") + "000000Z"
+    w.metadata = None
+    w.add_metadata({"/Title": title, "/Author": "JAX Core, From the Inside",
+                    "/Subject": f"built from {source}", "/Creator": "workshop build",
+                    "/Producer": "Chromium via Playwright; pypdf", "/CreationDate": date,
+                    "/ModDate": date, STAMP_KEY: digest})
+    fid = ByteStringObject(bytes.fromhex(digest[:32]))
+    w._ID = ArrayObject([fid, fid])
+    out = io.BytesIO()
+    w.write(out)
+    return out.getvalue()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+@dataclass
+class Printed:
+    path: Path
+    pages: int
+    seconds: float
+
+
+class Printer:
+    """One headless Chromium for a whole build; refuses every request off this machine."""
+
+    def __init__(self):
+        exe = browser.find()
+        if exe is None:
+            raise NoBrowser(f"no Chromium or Chrome to print the handouts: {browser.INSTALL}")
+        from playwright.sync_api import sync_playwright
+        self._pw = sync_playwright().start()
+        self._browser = self._pw.chromium.launch(executable_path=exe, headless=True, args=ARGS)
+        self.offsite: list[str] = []
+
+    def close(self) -> None:
+        self._browser.close()
+        self._pw.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _guard(self, route):
+        url = route.request.url
+        if url.startswith(("data:", "about:", "blob:")) or urlparse(url).hostname in LOOPBACK:
+            route.continue_()
+        else:
+            self.offsite.append(url)
+            route.abort()
+
+    def pdf(self, html: str, kind: str, footer: str = "") -> tuple[bytes, list]:
+        """Print `html`; kind is 'slides' (16:9, a page a slide) or 'a4'."""
+        size = ({"width": 1280, "height": 720} if kind == "slides"
+                else {"width": render.A4_CONTENT_PX, "height": 1000})
+        page = self._browser.new_page(viewport=size)
+        try:
+            page.route("**/*", self._guard)
+            page.set_content(html, wait_until="load")
+            scaled = page.evaluate(render.FIT_JS) if kind == "slides" else []
+            bad = page.evaluate(render.OVERFLOW_JS, kind)
+            if bad:
+                raise Overflow("would run off the page: " + "; ".join(bad[:3]))
+            if kind == "slides":
+                data = page.pdf(width="1280px", height="720px", print_background=True,
+                                prefer_css_page_size=True, tagged=True)
+            else:
+                data = page.pdf(format="A4", print_background=True, outline=True, tagged=True,
+                                display_header_footer=True, header_template="<span></span>",
+                                footer_template=_footer(footer),
+                                margin={"top": "16mm", "bottom": "18mm",
+                                        "left": "16mm", "right": "16mm"})
+            return data, scaled
+        finally:
+            page.close()
+
+
+def _footer(text: str) -> str:
+    import html as h
+    return ("<div style='font-size:8px;width:100%;margin:0 16mm;display:flex;"
+            "justify-content:space-between;color:#555;font-family:sans-serif'>"
+            f"<span>{h.escape(text)}</span><span><span class='pageNumber'></span> / "
+            "<span class='totalPages'></span></span></div>")
+
+
+def jax_version() -> str:
+    from importlib.metadata import version
+    return version("jax")
+
+
+def targets(src: Path, outdir: Path = HANDOUTS) -> list[Path]:
+    """The PDFs one notebook source makes."""
+    if src.parent == nbs.DECKS:
+        return [outdir / f"{src.stem}.slides.pdf", outdir / f"{src.stem}.pdf"]
+    return [outdir / f"{src.stem}.pdf", outdir / f"{src.stem}.solutions.pdf"]
+
+
+def lab_inputs(src: Path) -> list[Path]:
+    return [src, nbs.EXERCISES / src.name]
+
+
+def sources_of(src: Path) -> list[Path]:
+    return [src] if src.parent == nbs.DECKS else lab_inputs(src)
+
+
+def current(src: Path) -> bool:
+    digest = inputs_hash(*sources_of(src))
+    return all(stamp_of(t) == digest for t in targets(src))
+
+
+def export(printer: Printer, src: Path, executed, outdir: Path = HANDOUTS) -> list[Printed]:
+    """Print the PDFs of one deck or lab from its executed notebook."""
+    digest = inputs_hash(*sources_of(src))
+    day = build_date(src)
+    meta = executed.metadata.get("workshop", {})
+    title = meta.get("title", src.stem)
+    foot = f"{title} · JAX {jax_version()} · built {day}"
+    out = []
+    if src.parent == nbs.DECKS:
+        label = f"{src.stem[:2]} {title}"
+        jobs = [(targets(src, outdir)[0], render.slides_html(executed, label), "slides", ""),
+                (targets(src, outdir)[1], render.reading_html(executed, title), "a4", foot)]
+    else:
+        sheet = nbs.read(nbs.EXERCISES / src.name)
+        lab = f"Lab {meta.get('lab', '')} · {title}"
+        jobs = [(targets(src, outdir)[0], render.sheet_html(sheet, lab), "a4", foot),
+                (targets(src, outdir)[1], render.sheet_html(executed, lab + " · solutions"),
+                 "a4", foot + " · solutions")]
+    for path, html, kind, footer in jobs:
+        t0 = time.perf_counter()
+        data, _ = printer.pdf(html, kind, footer)
+        data = _stamp(data, title, digest, day, nbs.short(src))
+        write_atomic(path, data)
+        out.append(Printed(path, pages_of(path), time.perf_counter() - t0))
+    return out
+
+
+def write_index(rows: list[tuple[Path, int]]) -> None:
+    """handouts/README.md: every PDF with its pages."""
+    lines = ["# Handouts", "", "Generated by `scripts/build` from the executed notebooks; do not "
+             "edit. Each PDF's metadata records the hash of what it was built from.", "",
+             "| PDF | pages |", "|---|---:|"]
+    lines += [f"| [{p.name}]({p.name}) | {n} |" for p, n in sorted(rows)]
+    write_atomic(HANDOUTS / "README.md", ("\n".join(lines) + "\n").encode())

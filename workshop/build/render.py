@@ -1,0 +1,208 @@
+"""Notebook → self-contained HTML for printing: slides (16:9), reading handout (A4), lab sheet.
+
+No template fetches anything: styles are inline, code is highlighted with inline styles, images
+are data: URIs. Slides are grouped as RISE groups them: a `slide` or `subslide` cell starts a
+page, fragments and `-` cells join it, `notes` cells become the reader's notes, `skip` cells
+(the hidden checks) are left out.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+from .. import notebooks as nbs
+
+_ANCHOR = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>')
+
+
+@dataclass
+class Slide:
+    title: str
+    level: int                      # 1: a `slide`, 2: a `subslide`
+    cells: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def slides(nb) -> list[Slide]:
+    out: list[Slide] = []
+    for cell in nb.cells:
+        st = nbs.slide_type(cell)
+        if st == "skip" or "check" in nbs.tags(cell):
+            continue
+        if st == "notes":
+            if out:
+                out[-1].notes.append(cell.source)
+            continue
+        if st in ("slide", "subslide") or not out:
+            out.append(Slide(nbs.heading(cell) or "", 1 if st == "slide" else 2))
+        out[-1].cells.append(cell)
+    return out
+
+
+def markdown(text: str) -> str:
+    from nbconvert.filters import markdown2html_mistune
+    return _ANCHOR.sub("", markdown2html_mistune(text))
+
+
+def code(source: str) -> str:
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    body = highlight(source, PythonLexer(), HtmlFormatter(nowrap=True, noclasses=True))
+    return f"<pre class='code'>{body}</pre>"
+
+
+def output(o) -> str:
+    from nbconvert.filters import ansi2html
+    kind = o.get("output_type")
+    if kind == "stream":
+        return f"<pre class='out'>{ansi2html(o.get('text', ''))}</pre>"
+    if kind == "error":
+        return f"<pre class='out err'>{html.escape(o['ename'])}: {html.escape(o['evalue'])}</pre>"
+    data = o.get("data", {})
+    if "image/png" in data:
+        png = data["image/png"].replace("\n", "")
+        return f"<img class='out' src='data:image/png;base64,{png}'>"
+    if "image/svg+xml" in data:
+        return f"<div class='out'>{data['image/svg+xml']}</div>"
+    if "text/html" in data:
+        return f"<div class='out html'>{data['text/html']}</div>"
+    if "text/plain" in data:
+        return f"<pre class='out'>{ansi2html(data['text/plain'])}</pre>"
+    return ""
+
+
+def cell_html(cell, with_outputs: bool = True) -> str:
+    if cell.cell_type == "markdown":
+        return f"<div class='md'>{markdown(cell.source)}</div>"
+    if cell.cell_type != "code":
+        return ""
+    parts = [code(cell.source)]
+    if with_outputs:
+        parts += [output(o) for o in cell.get("outputs", [])]
+    return "<div class='cell'>" + "".join(parts) + "</div>"
+
+
+BASE_CSS = """
+* { box-sizing: border-box; }
+body { margin: 0; font-family: 'DejaVu Sans', 'Liberation Sans', Arial, sans-serif; color: #111; }
+pre { font-family: 'DejaVu Sans Mono', 'Liberation Mono', monospace; margin: 0; white-space: pre; }
+pre.code { background: #f3f4f6; border-left: 4px solid #1f6feb; padding: 6px 10px; }
+pre.out, div.out { padding: 4px 10px 4px 14px; }
+div.out pre { background: transparent; }
+.err { color: #b00; }
+h1, h2, h3 { color: #0b2a4a; margin: 0.2em 0 0.4em; }
+.md code { background: #eef0f3; padding: 0 3px; font-family: 'DejaVu Sans Mono', monospace; }
+img.out { max-width: 100%; }
+"""
+
+SLIDES_CSS = """
+@page { size: 1280px 720px; margin: 0; }
+.slide { width: 1280px; height: 720px; position: relative; overflow: hidden;
+         page-break-after: always; break-after: page; }
+.slide .inner { position: absolute; top: 36px; left: 48px; width: 1184px; transform-origin: 0 0; }
+.slide .md { font-size: 26px; line-height: 1.35; }
+.slide h1 { font-size: 56px; } .slide h2 { font-size: 42px; } .slide h3 { font-size: 34px; }
+.slide pre { font-size: 18px; line-height: 1.3; }
+.slide .cell { margin: 10px 0; }
+.slide .foot { position: absolute; bottom: 10px; left: 48px; right: 48px; font-size: 14px;
+               color: #555; display: flex; justify-content: space-between; }
+.slide .scaled { color: #b00; }
+.slide .workshop-shown div { font-size: 15px; }
+"""
+
+READING_CSS = """
+@page { size: A4; margin: 16mm 16mm 18mm 16mm; }
+body { font-size: 11pt; line-height: 1.4; }
+.part { break-inside: auto; margin-bottom: 10mm; }
+.md { font-size: 11pt; }
+h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; } h3 { font-size: 13pt; break-after: avoid; }
+pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: anywhere; }
+.cell { margin: 3mm 0; break-inside: avoid; }
+.notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
+         font-size: 10pt; break-inside: avoid; }
+.notes b { color: #7a5a00; }
+.section { break-before: page; }
+.workshop-shown div { font-size: 8pt; }
+"""
+
+# Scale a slide's content down to fit its page: a long output is shrunk, never cut.
+FIT_JS = """
+() => {
+  const notes = [];
+  document.querySelectorAll('.slide').forEach((s, i) => {
+    const inner = s.querySelector('.inner');
+    const h = inner.scrollHeight, w = inner.scrollWidth;
+    const k = Math.min(1, 630 / h, 1184 / w);
+    if (k < 1) {
+      inner.style.transform = `scale(${k})`;
+      inner.style.width = `${1184 / k}px`;
+      s.querySelector('.scaled').textContent = `scaled to ${Math.round(k * 100)}%`;
+      notes.push([i + 1, k]);
+    }
+  });
+  return notes;
+}
+"""
+
+
+# Anything that would run off its page, after FIT_JS: a slide's element outside its slide, or
+# an A4 page's content wider than the printable width.
+OVERFLOW_JS = """
+(kind) => {
+  const bad = [];
+  if (kind === 'slides') {
+    document.querySelectorAll('.slide').forEach((s, i) => {
+      const box = s.getBoundingClientRect();
+      s.querySelectorAll('.inner *').forEach(el => {
+        const r = el.getBoundingClientRect();
+        if (r.width && (r.right > box.right + 1 || r.bottom > box.bottom + 1 || r.left < box.left - 1))
+          bad.push(`slide ${i + 1}: ${el.tagName} “${el.textContent.trim().slice(0, 40)}”`);
+      });
+    });
+  } else if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+    document.querySelectorAll('body *').forEach(el => {
+      const wide = el.getBoundingClientRect().right > window.innerWidth + 1
+                   || el.scrollWidth > el.clientWidth + 1;
+      if (wide && el.clientWidth && bad.length < 5)
+        bad.push(`${el.tagName} “${el.textContent.trim().slice(0, 40)}”`);
+    });
+    if (!bad.length) bad.push(`content ${document.documentElement.scrollWidth}px wide`);
+  }
+  return bad;
+}
+"""
+A4_CONTENT_PX = 672   # 210 mm less 2 × 16 mm margins, at 96 px per inch
+
+
+def _doc(title: str, css: str, body: str) -> str:
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{BASE_CSS}{css}</style></head>"
+            f"<body>{body}</body></html>")
+
+
+def slides_html(nb, title: str) -> str:
+    ss = slides(nb)
+    pages = []
+    for i, s in enumerate(ss, 1):
+        cells = "".join(cell_html(c) for c in s.cells)
+        pages.append(f"<section class='slide'><div class='inner'>{cells}</div>"
+                     f"<div class='foot'><span>{html.escape(title)}</span>"
+                     f"<span class='scaled'></span><span>{i} / {len(ss)}</span></div></section>")
+    return _doc(title, SLIDES_CSS, "".join(pages))
+
+
+def reading_html(nb, title: str) -> str:
+    parts = []
+    for s in slides(nb):
+        cells = "".join(cell_html(c) for c in s.cells)
+        notes = "".join(f"<div class='notes'><b>Notes</b> {markdown(n)}</div>" for n in s.notes)
+        cls = "part section" if s.level == 1 and parts else "part"
+        parts.append(f"<div class='{cls}'>{cells}{notes}</div>")
+    return _doc(title, READING_CSS, "".join(parts))
+
+
+def sheet_html(nb, title: str) -> str:
+    cells = [cell_html(c) for c in nb.cells if "check" not in nbs.tags(c)]
+    return _doc(title, READING_CSS, "<div class='part'>" + "".join(cells) + "</div>")
