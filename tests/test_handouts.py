@@ -57,8 +57,12 @@ def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
             if cell.cell_type == "code":
                 first = cell.source.split("\n")[0]
                 assert _norm(first) in text, f"“{first}” missing from “{slide.title}”"
-    assert "check" not in " ".join(c.source for s in slides for c in s.cells if
-                                   "assert" in c.source)
+    whole = _norm("".join(p.extract_text() for p in reader.pages))
+    hidden = [c for c in nb.cells if "check" in nbs.tags(c) or nbs.slide_type(c) == "notes"]
+    assert hidden
+    for c in hidden:
+        first = next(line for line in c.source.split("\n") if line.strip())
+        assert _norm(first) not in whole, f"hidden cell shown on a slide: “{first}”"
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
@@ -155,3 +159,13 @@ def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
                        capture_output=True, text=True, cwd=nbs.ROOT, timeout=120)
     assert p.returncode == 2 and "bad.ipynb: not a notebook" in p.stderr
     assert _snapshot() == before
+
+
+def test_an_unchanged_notebook_is_neither_run_nor_printed_again():
+    pdfs = handouts.targets(nbs.decks()[0])
+    before = [p.stat().st_mtime_ns for p in pdfs]
+    p = subprocess.run([sys.executable, "-m", "workshop", "build", "01"], capture_output=True,
+                       text=True, cwd=nbs.ROOT, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "1 notebook(s) current, not rebuilt" in p.stdout and "executing" not in p.stdout
+    assert [q.stat().st_mtime_ns for q in pdfs] == before
