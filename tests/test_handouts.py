@@ -17,7 +17,10 @@ SOURCES = nbs.all_notebooks()
 
 
 def _lig(text: str) -> str:
-    return text.replace("ﬁ", "fi").replace("ﬂ", "fl")
+    """Undo the typographic ligatures (ﬁ, ﬀ, ...) a PDF's text layer may hold."""
+    import unicodedata
+    return "".join(unicodedata.normalize("NFKC", ch) if "\ufb00" <= ch <= "\ufb06" else ch
+                   for ch in text)
 
 
 def _norm(text: str) -> str:
@@ -61,8 +64,7 @@ def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
     hidden = [c for c in nb.cells if "check" in nbs.tags(c) or nbs.slide_type(c) == "notes"]
     assert hidden
     for c in hidden:
-        first = next(line for line in c.source.split("\n") if line.strip())
-        assert _norm(first) not in whole, f"hidden cell shown on a slide: “{first}”"
+        assert _norm(c.source) not in whole, f"hidden cell shown on a slide: “{c.source[:60]}”"
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
@@ -129,8 +131,9 @@ def test_the_offline_guard_refuses_and_records_a_remote_asset(printer):
 
 @pytest.mark.parametrize("kind,html", [
     ("a4", "<pre style='white-space:pre'>" + "x" * 400 + "</pre>"),
-    ("slides", "<section class='slide'><div class='inner'><img style='width:3000px;height:10px'>"
-               "</div><div class='foot'><span class='scaled'></span></div></section>"),
+    ("slides", "<section class='slide'><div class='inner'><div style='position:relative;"
+               "top:-400px'>pushed off the top</div></div><div class='foot'>"
+               "<span class='scaled'></span></div></section>"),
 ])
 def test_text_that_would_run_off_a_page_stops_the_export(printer, kind, html):
     with pytest.raises(handouts.Overflow, match="run off the page"):
@@ -169,3 +172,20 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_again():
     assert p.returncode == 0, p.stdout + p.stderr
     assert "1 notebook(s) current, not rebuilt" in p.stdout and "executing" not in p.stdout
     assert [q.stat().st_mtime_ns for q in pdfs] == before
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
+    """A long output is scaled to fit its page, never clipped: its last line is printed."""
+    executed = nbformat.reads(runs[(deck, None)][1], as_version=4)
+    reader = PdfReader(handouts.targets(deck)[0])
+    for page, slide in zip(reader.pages, render.slides(executed)):
+        text = _norm(page.extract_text())
+        for cell in slide.cells:
+            for o in cell.get("outputs", []):
+                plain = o.get("text") or o.get("data", {}).get("text/plain", "")
+                lines = [l for l in re.sub(r"\x1b\[[0-9;]*m", "", plain).split("\n")
+                         if l.strip()]
+                if lines:
+                    last = lines[-1].split("│ ", 1)[-1]
+                    assert _norm(last) in text, f"“{slide.title}”: output ends “{last}”"

@@ -9,9 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from workshop import labgen, notebooks as nbs
-from workshop.labs import Verdict, j1
+from collections import Counter
 
+from jax._src import core
+
+from workshop import labgen, notebooks as nbs
+from workshop.labs import Verdict, j1, l2
+
+LABS = {"J1": (j1, "J1-trace-read-raw.ipynb"), "L2": (l2, "L2-interpret-a-jaxpr.ipynb")}
 SOLUTIONS = nbs.SOLUTIONS / "J1-trace-read-raw.ipynb"
 ATTENDEE = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
 CHECK_CALL = re.compile(r"^(q\d)\.check\((.*)\)$")
@@ -22,6 +27,7 @@ def test_attendee_copies_are_current():
 
 
 def test_generator_clears_solutions_and_check_cells():
+    assert "BEGIN SOLUTION" not in (nbs.EXERCISES / LABS["L2"][1]).read_text()
     text = ATTENDEE.read_text()
     assert "BEGIN SOLUTION" not in text and "jnp.where(x.sum() > t" not in text
     assert text.count("raise NotImplementedError()") == 4
@@ -48,16 +54,28 @@ def _run_as_attendee(path):
     return verdicts
 
 
-def test_the_solution_passes_every_check():
-    verdicts = _run_as_attendee(SOLUTIONS)
-    assert set(verdicts) == {"q1", "q2", "q3", "q4"}
+def _tasks(module):
+    return {name for name in dir(module) if re.fullmatch(r"q\d", name)}
+
+
+def test_every_lab_source_has_its_checks_module():
+    assert {p.name for p in nbs.lab_sources()} == {name for _, name in LABS.values()}
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_the_solution_passes_every_check(lab):
+    module, name = LABS[lab]
+    verdicts = _run_as_attendee(nbs.SOLUTIONS / name)
+    assert set(verdicts) == _tasks(module)
     for q, v in verdicts.items():
         assert isinstance(v, Verdict) and v.ok, f"{q}: {v}"
 
 
-def test_the_starter_is_rejected_with_a_hint():
-    verdicts = _run_as_attendee(ATTENDEE)
-    assert set(verdicts) == {"q1", "q2", "q3", "q4"}
+@pytest.mark.parametrize("lab", LABS)
+def test_the_starter_is_rejected_with_a_hint(lab):
+    module, name = LABS[lab]
+    verdicts = _run_as_attendee(nbs.EXERCISES / name)
+    assert set(verdicts) == _tasks(module)
     for q, v in verdicts.items():
         assert not v.ok and v.hint, f"{q}: {v}"
 
@@ -107,10 +125,70 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("q,answer", [(q, a) for q, answers in WRONG.items() for a in answers],
+# ------------------------------------------------------------------ L2's wrong answers
+
+def _evaluator(literals=True, consts=True, multi=True, nested=True, outputs=None):
+    def my_eval(closed, *args):
+        def run(jaxpr, cs, xs):
+            env = {}
+            read = (lambda v: v.val if isinstance(v, core.Literal) else env[v]) if literals \
+                else (lambda v: env[v])
+            if consts:
+                env.update(zip(jaxpr.constvars, cs))
+            env.update(zip(jaxpr.invars, xs))
+            for eqn in jaxpr.eqns:
+                ins = [read(v) for v in eqn.invars]
+                if eqn.primitive.name == "jit" and nested:
+                    outs = run(eqn.params["jaxpr"].jaxpr, eqn.params["jaxpr"].consts, ins)
+                elif eqn.primitive.name == "jit":
+                    outs = ins
+                else:
+                    outs = eqn.primitive.bind(*ins, **eqn.params)
+                    outs = outs if (eqn.primitive.multiple_results and multi) else [outs]
+                env.update(zip(eqn.outvars, outs))
+            res = [read(v) for v in jaxpr.outvars]
+            return res[:outputs] if outputs else res
+        return run(closed.jaxpr, closed.consts, args)
+    return my_eval
+
+
+def _uses_jax(closed, *args):
+    return core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _count(recurse=True, outer=True, only_jit=False):
+    def count_prims(closed):
+        def go(jaxpr):
+            c = Counter()
+            for eqn in jaxpr.eqns:
+                subs = list(core.jaxprs_in_params(eqn.params)) if recurse else []
+                if only_jit and eqn.primitive.name != "jit":
+                    subs = []
+                if outer or not subs:
+                    c[eqn.primitive.name] += 1
+                for sub in subs:
+                    c += go(sub)
+            return c
+        return dict(go(closed.jaxpr))
+    return count_prims
+
+
+WRONG_L2 = {
+    "q1": [_evaluator(literals=False), _evaluator(consts=False), _evaluator(multi=False),
+           _evaluator(nested=False), _evaluator(outputs=1), _uses_jax],
+    "q2": [_count(recurse=False), _count(outer=False), _count(only_jit=True),
+           lambda closed: Counter(e.primitive.name for e in closed.eqns).most_common()],
+    "q3": [["exp", "sin", "mul", "add", "log"], ["exp"], ["exp", "sin", "add", "log", "add"],
+           "exp sin add log", None],
+}
+
+
+@pytest.mark.parametrize("lab,q,answer", [("J1", q, a) for q, answers in WRONG.items()
+                                          for a in answers] +
+                         [("L2", q, a) for q, answers in WRONG_L2.items() for a in answers],
                          ids=lambda v: getattr(v, "__name__", repr(v))[:20])
-def test_wrong_answers_are_rejected_with_a_hint(q, answer):
-    v = getattr(j1, q).check(answer)
+def test_wrong_answers_are_rejected_with_a_hint(lab, q, answer):
+    v = getattr(LABS[lab][0], q).check(answer)
     assert isinstance(v, Verdict) and not v.ok and v.hint and v.message, v
 
 

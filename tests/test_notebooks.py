@@ -33,7 +33,7 @@ def test_every_refuses_demo_raised_what_it_claims(runs, deck):
             demos += 1
             short = name.split(".")[-1]
             assert f"✗ refused — {short}" in printed, f"cell {i}: no {short} shown"
-    assert demos >= 5, "deck 01 teaches refusals: expected its demos to be found"
+    assert demos >= 1, "every deck shows at least one refusal: expected its demos to be found"
 
 
 def _first_refuses_cell(nb):

@@ -136,7 +136,9 @@ FIT_JS = """
     const h = inner.scrollHeight, w = inner.scrollWidth;
     const k = Math.min(1, 630 / h, 1184 / w);
     if (k < 1) {
-      inner.style.transform = `scale(${k})`;
+      // zoom, not transform: Chromium lays a zoomed box out the same way on screen and in
+      // print (a transformed one came out taller in the PDF and was clipped)
+      inner.style.zoom = k;
       inner.style.width = `${1184 / k}px`;
       s.querySelector('.scaled').textContent = `scaled to ${Math.round(k * 100)}%`;
       notes.push([i + 1, k]);
@@ -157,7 +159,8 @@ OVERFLOW_JS = """
       const box = s.getBoundingClientRect();
       s.querySelectorAll('.inner *').forEach(el => {
         const r = el.getBoundingClientRect();
-        if (r.width && (r.right > box.right + 1 || r.bottom > box.bottom + 1 || r.left < box.left - 1))
+        if (r.width && (r.right > box.right + 1 || r.bottom > box.bottom + 1 ||
+                        r.left < box.left - 1 || r.top < box.top - 1))
           bad.push(`slide ${i + 1}: ${el.tagName} “${el.textContent.trim().slice(0, 40)}”`);
       });
     });

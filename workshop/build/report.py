@@ -17,6 +17,10 @@ def table(results: list[Result]) -> str:
         if r.status == "current":
             rows.append(f"| {r.name} | | | | | {r.pages} | | current: not rebuilt |")
             continue
+        if r.status == "reused run":
+            rows.append(f"| {r.name} | | | | | {r.pages} | {r.export_seconds:.1f} "
+                        "| printed from its last run (same inputs) |")
+            continue
         i, title, s = r.slowest
         status = "ok" if r.ok else f"FAILED at cell {r.failure.cell}"
         rows.append(f"| {r.name} | {r.cells} | {i} “{title}” | {s:.2f} | {r.seconds:.1f} "
