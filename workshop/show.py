@@ -171,7 +171,8 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
     if span:
         a, b = span
         indent = lines[a][: len(lines[a]) - len(lines[a].lstrip())]
-        rows[a:b] = [(None, f"{indent}⋮ docstring, {b - a} lines")]
+        n = b - a   # a comment, so the highlighter shows it as one (not as an error token)
+        rows[a:b] = [(None, f"{indent}# ⋮ docstring, {n} line{'s' if n != 1 else ''}")]
     texts = [t for _, t in rows]
     lo = _find(texts, start, 0, "start", where) if start else 0
     hi = _find(texts, stop, lo, "stop", where) + 1 if stop else len(rows)
