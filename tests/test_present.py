@@ -17,7 +17,6 @@ from workshop import browser, notebooks as nbs
 from workshop.present import free_port
 
 SHOTS = nbs.ROOT / "build" / "screenshots"
-LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +28,7 @@ def chromium():
         pytest.skip(f"no browser: {browser.INSTALL}")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-sync"])
+        b = p.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
         yield b
         b.close()
 
@@ -95,7 +92,7 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, deck):
 
         def guard(route):
             host = urlparse(route.request.url).hostname
-            if route.request.url.startswith(("data:", "blob:")) or host in LOOPBACK:
+            if route.request.url.startswith(("data:", "blob:")) or host in browser.LOOPBACK:
                 route.continue_()
             else:
                 offsite.append(route.request.url)

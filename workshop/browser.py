@@ -7,6 +7,12 @@ from pathlib import Path
 
 ENV = "WORKSHOP_BROWSER"
 NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"]
+# Headless, as root (CI), and quiet: no background calls to Google's services, which this
+# machine's closed network refuses many at a time.
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync",
+        "--font-render-hinting=none"]
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 INSTALL = "install one: apt-get install -y chromium (Debian/Ubuntu), or set WORKSHOP_BROWSER=/path/to/chrome"
 
 

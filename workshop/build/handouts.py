@@ -23,10 +23,6 @@ HANDOUTS = nbs.ROOT / "handouts"
 PACKAGE = nbs.ROOT / "workshop"
 LOCK = nbs.ROOT / "environment" / "requirements.lock"
 STAMP_KEY = "/WorkshopInputs"
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync",
-        "--font-render-hinting=none"]
 
 
 class NoBrowser(Exception):
@@ -118,7 +114,8 @@ class Printer:
             raise NoBrowser(f"no Chromium or Chrome to print the handouts: {browser.INSTALL}")
         from playwright.sync_api import sync_playwright
         self._pw = sync_playwright().start()
-        self._browser = self._pw.chromium.launch(executable_path=exe, headless=True, args=ARGS)
+        self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
+                                                   args=browser.ARGS)
         self.offsite: list[str] = []
 
     def close(self) -> None:
@@ -133,7 +130,8 @@ class Printer:
 
     def _guard(self, route):
         url = route.request.url
-        if url.startswith(("data:", "about:", "blob:")) or urlparse(url).hostname in LOOPBACK:
+        local = urlparse(url).hostname in browser.LOOPBACK
+        if local or url.startswith(("data:", "about:", "blob:")):
             route.continue_()
         else:
             self.offsite.append(url)
