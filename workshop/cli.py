@@ -11,7 +11,9 @@ BUILD = nbs.ROOT / "build"
 
 def cmd_build(args) -> int:
     """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
-    from . import env, labgen
+    import nbformat
+
+    from . import browser, env, labgen
     from .build import execute, handouts, report
 
     bad = env.mismatches()
@@ -24,8 +26,8 @@ def cmd_build(args) -> int:
     for p in paths:
         nbs.read(p)   # a corrupt notebook is named before any kernel starts
     pdf = not args.no_pdf
-    if pdf and browser_missing():
-        raise nbs.KitError(f"no browser to print the handouts: {browser_install()} "
+    if pdf and browser.find() is None:
+        raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "
                            "(or build without them: --no-pdf)")
     stale = labgen.generate()
     if stale:
@@ -51,7 +53,6 @@ def cmd_build(args) -> int:
         print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time")
     results = {}
     for p, (res, text) in zip(run, execute.run_many([(p, None) for p in run]) if run else []):
-        import nbformat
         nb = nbformat.reads(text, as_version=4)
         nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
         if res.ok:
@@ -91,16 +92,6 @@ def cmd_build(args) -> int:
     for r in failed:
         print(f"FAILED {r.name}: {r.failure}")
     return 1 if failed else 0
-
-
-def browser_missing() -> bool:
-    from . import browser
-    return browser.find() is None
-
-
-def browser_install() -> str:
-    from . import browser
-    return browser.INSTALL
 
 
 def cmd_labs(args) -> int:
