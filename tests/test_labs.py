@@ -14,9 +14,10 @@ from collections import Counter
 from jax._src import core
 
 from workshop import labgen, notebooks as nbs
-from workshop.labs import Verdict, j1, l2
+from workshop.labs import Verdict, j1, l2, l5
 
-LABS = {"J1": (j1, "J1-trace-read-raw.ipynb"), "L2": (l2, "L2-interpret-a-jaxpr.ipynb")}
+LABS = {"J1": (j1, "J1-trace-read-raw.ipynb"), "L2": (l2, "L2-interpret-a-jaxpr.ipynb"),
+        "L5": (l5, "L5-carry-types-and-custom-pytrees.ipynb")}
 SOLUTIONS = nbs.SOLUTIONS / "J1-trace-read-raw.ipynb"
 ATTENDEE = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
 CHECK_CALL = re.compile(r"^(q\d)\.check\((.*)\)$")
@@ -183,9 +184,59 @@ WRONG_L2 = {
 }
 
 
+# ------------------------------------------------------------------ L5's wrong answers
+
+def _pair_class(register=None):
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+    if register:
+        register(Pair)
+    return Pair
+
+
+def _no_keys(P):
+    jax.tree_util.register_pytree_node(P, lambda p: ((p.a, p.b), None),
+                                       lambda aux, ch: P(*ch))
+
+
+def _swapped(P):
+    K = jax.tree_util.GetAttrKey
+    jax.tree_util.register_pytree_with_keys(
+        P, lambda p: (((K("a"), p.a), (K("b"), p.b)), None), lambda aux, ch: P(ch[1], ch[0]))
+
+
+def _b_static(P):
+    jax.tree_util.register_pytree_node(P, lambda p: ((p.a,), float(p.b)),
+                                       lambda aux, ch: P(ch[0], aux))
+
+
+def _scan_from(init, combine):
+    def running(xs):
+        def step(c, x):
+            c = combine(c, x)
+            return c, c
+        return jax.lax.scan(step, jnp.array(init, xs.dtype), xs)[1]
+    return running
+
+
+def _newton(steps, step=lambda a, x: 0.5 * (x + a / x)):
+    return lambda a: jax.lax.fori_loop(0, steps, lambda i, x: step(a, x), a)
+
+
+WRONG_L5 = {
+    "q1": [_pair_class(), _pair_class(_no_keys), _pair_class(_swapped), _pair_class(_b_static),
+           "Pair"],
+    "q2": [l5.running_max_python, _scan_from(0.0, jnp.maximum), _scan_from(0.0, jnp.add),
+           jax.lax.cummax],
+    "q3": [l5.newton_sqrt, _newton(2), jnp.sqrt, _newton(20, lambda a, x: x - 0.1 * (x * x - a))],
+}
+
+
 @pytest.mark.parametrize("lab,q,answer", [("J1", q, a) for q, answers in WRONG.items()
                                           for a in answers] +
-                         [("L2", q, a) for q, answers in WRONG_L2.items() for a in answers],
+                         [("L2", q, a) for q, answers in WRONG_L2.items() for a in answers] +
+                         [("L5", q, a) for q, answers in WRONG_L5.items() for a in answers],
                          ids=lambda v: getattr(v, "__name__", repr(v))[:20])
 def test_wrong_answers_are_rejected_with_a_hint(lab, q, answer):
     v = getattr(LABS[lab][0], q).check(answer)
