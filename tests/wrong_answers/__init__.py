@@ -1,0 +1,1 @@
+"""One module per lab (its id in lower case), each with WRONG = {task: [answers]}."""
