@@ -28,7 +28,34 @@ def job_id(job) -> str:
     return path.stem if sec is None else f"{path.stem}§{sec}"
 
 
+class Runs(dict):
+    """{(path, section-or-None): (Result, executed notebook JSON)}. The first lookup runs, two
+    kernels at a time, every job the selected tests ask for (so `pytest -k 03-jit` runs only
+    deck 03's jobs); a job no selected test named runs when it is first looked up."""
+
+    def __init__(self, wanted):
+        super().__init__()
+        self.wanted = wanted
+
+    def __missing__(self, job):
+        todo = [j for j in JOBS if j not in self and (j in self.wanted or j == job)]
+        self.update(zip(todo, execute.run_many(todo)))
+        return self[job]
+
+
+WANTED: set = set()
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "runs" in getattr(item, "fixturenames", ()):
+            if "job" in params:
+                WANTED.add(params["job"])
+            if "deck" in params:
+                WANTED.add((params["deck"], None))
+
+
 @pytest.fixture(scope="session")
 def runs():
-    """{(path, section-or-None): (Result, executed notebook JSON)} for every job."""
-    return dict(zip(JOBS, execute.run_many(JOBS)))
+    return Runs(WANTED)
