@@ -87,3 +87,16 @@ def test_refuses_fails_the_claim(body, why):
         with refuses(ZeroDivisionError if "match" in why else TypeError, match="nomatch"
                      if "match" in why else None):
             body()
+
+
+def test_show_source_finds_a_function_behind_a_cpp_cache_by_its_name():
+    from jax._src.interpreters import pxla
+    assert not hasattr(pxla._cached_compilation, "__wrapped__")   # why the fallback exists
+    s = show_source("jax._src.interpreters.pxla._cached_compilation",
+                    stop="compile_or_get_cached(", mark="@weakref_lru_cache")
+    assert s.lines[0] == "@weakref_lru_cache" and s.lines[1].startswith("def _cached_compilation(")
+    assert s.title.startswith("jax/_src/interpreters/pxla.py:") and len(s.marked) == 1
+    with pytest.raises(TypeError, match="dotted name"):
+        show_source(pxla._cached_compilation)
+    with pytest.raises(LookupError, match="cannot find"):
+        show_source("jax._src.interpreters.pxla._no_such_function_here")

@@ -105,9 +105,46 @@ def _resolve(obj):
         except ImportError:
             continue
         for attr in parts[i:]:
-            target = getattr(target, attr)
+            try:
+                target = getattr(target, attr)
+            except AttributeError:
+                raise LookupError(f"show_source: cannot find {obj!r} in the installed JAX "
+                                  f"(no {attr!r})") from None
         return target
     raise LookupError(f"show_source: cannot import {obj!r}")
+
+
+def _source_of(obj) -> tuple[str, list[str], int, str]:
+    """(file, lines, first line number, name) of an object, or of a dotted name."""
+    target = _resolve(obj)
+    if isinstance(target, property):
+        target = target.fget
+    target = inspect.unwrap(target) if callable(target) else target
+    try:
+        path = inspect.getsourcefile(target)
+        src, first = inspect.getsourcelines(target)
+    except TypeError:
+        # a function wrapped by a C++ object (jaxlib's WeakrefLRUCache keeps no __wrapped__):
+        # find the definition by its name in the module that holds it
+        if not isinstance(obj, str):
+            raise TypeError(f"show_source: no source for {type(target).__name__}; "
+                            "pass its dotted name instead") from None
+        module, _, attr = obj.rpartition(".")
+        return _definition(importlib.import_module(module), attr)
+    lines = [line.rstrip("\n") for line in src]
+    return path, lines, max(first, 1), getattr(target, "__qualname__",
+                                               getattr(target, "__name__", str(obj)))
+
+
+def _definition(module, name: str) -> tuple[str, list[str], int, str]:
+    import ast
+    path = inspect.getsourcefile(module)
+    text = Path(path).read_text(encoding="utf-8").split("\n")
+    for node in ast.parse("\n".join(text)).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            a = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            return path, text[a - 1: node.end_lineno], a, name
+    raise LookupError(f"show_source: no definition of {name!r} in {_relative(path)}")
 
 
 def _relative(path: str) -> str:
@@ -156,15 +193,7 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
     fails the build: a slide that points at code JAX no longer has is caught. The docstring is
     folded to one line unless docstring=True; real line numbers are kept either way.
     """
-    target = _resolve(obj)
-    if isinstance(target, property):
-        target = target.fget
-    target = inspect.unwrap(target) if callable(target) else target
-    path = inspect.getsourcefile(target)
-    src, first = inspect.getsourcelines(target)
-    first = max(first, 1)
-    lines = [line.rstrip("\n") for line in src]
-    name = getattr(target, "__qualname__", getattr(target, "__name__", str(obj)))
+    path, lines, first, name = _source_of(obj)
     where = f"{_relative(path)} ({name})"
     rows: list[tuple[int | None, str]] = [(first + i, line) for i, line in enumerate(lines)]
     span = None if docstring else _docstring_span(lines)
