@@ -118,3 +118,15 @@ def test_checks_use_inputs_the_attendee_did_not_choose():
         return jnp.clip(x, -t, t)
     assert not j1.q4.check(cheat).ok
     assert np.asarray(j1.clip_or_zero(np.array([3.0, -1.0]), 1.0)).tolist() == [1.0, -1.0]
+
+
+def test_j2_answer_key_each_cause_alone_recompiles():
+    # task 2's key is not an opinion: put any one cause back into the fixed loop and task 3's
+    # counters see extra compiles; the fixed loop keeps both decoys and compiles once
+    from wrong_answers.j2 import ONE_CAUSE, _train
+    from workshop.labs import j2
+    assert set(ONE_CAUSE) == j2._TRUE
+    for cause, train in ONE_CAUSE.items():
+        v = j2.q3.check(train)
+        assert not v.ok and "compiled" in v.message, (cause, v)
+    assert j2.q3.check(_train()).ok
