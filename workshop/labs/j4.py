@@ -1,0 +1,271 @@
+"""Lab J4 "Eight fake devices": the checks.
+The tasks are in exercises/J4-eight-fake-devices.ipynb.
+
+Every check builds its own mesh and inputs and reads the HLO that XLA really compiled: a
+prediction is compared with what the partitioner did, not with an answer key.
+"""
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from . import Task, Wrong, close
+
+LAB = "J4"
+KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+_OPCODE = re.compile(r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)"
+                     r"(?:-start)?\(")
+
+
+def make_meshes():
+    """The lab's two 2×4 meshes: `mesh` (make_mesh's default, Explicit) and `auto` (Auto)."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    auto = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    return mesh, auto
+
+
+def hlo_collectives(compiled) -> set[str]:
+    """The collective kinds in a compiled executable's HLO (the checks' own reader)."""
+    return set(_OPCODE.findall(compiled.as_text()))
+
+
+def _compiled(fn, *args):
+    return jax.jit(fn).lower(*args).compile()
+
+
+def _rng_array(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _fmt(s) -> str:
+    return "{" + ", ".join(sorted(s)) + "}" if s else "{} (none)"
+
+
+def _as_kinds(value, what: str) -> set[str]:
+    """An answer's set of collective names, normalised; Wrong if it is not one."""
+    if isinstance(value, str):
+        value = {value}
+    try:
+        items = list(value)
+    except TypeError:
+        raise Wrong(f"{what} should be a set of collective names such as "
+                    f"{{'all-gather'}}, not {type(value).__name__}") from None
+    kinds = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise Wrong(f"{what} should hold collective names (strings), it holds "
+                        f"{type(item).__name__}")
+        name = item.strip().lower().replace("_", "-")
+        if name not in KINDS:
+            raise Wrong(f"{what} holds {item!r}, which is not one of the HLO collective "
+                        f"names {', '.join(KINDS)}")
+        kinds.add(name)
+    return kinds
+
+
+# ----------------------------------------------------------------- task 1: three placements
+
+def _shard_map_of(arr) -> dict:
+    """Each distinct block (its index, as bounds) -> the ids of the devices holding it."""
+    held: dict = {}
+    for s in arr.addressable_shards:
+        key = tuple((sl.start, sl.stop) for sl in s.index)
+        held.setdefault(key, []).append(s.device.id)
+    return held
+
+
+def _check_place(place) -> str:
+    if not callable(place):
+        raise Wrong("pass your function itself: q1.check(place)")
+    mesh, _ = make_meshes()
+    for seed, (n, m) in enumerate([(16, 8), (32, 24)]):
+        x = _rng_array((n, m), seed)
+        out = place(jnp.asarray(x), mesh)
+        if not isinstance(out, dict):
+            raise Wrong(f"place should return a dict with keys 'rows', 'cols', 'blocks', "
+                        f"not {type(out).__name__}")
+        missing = [k for k in ("rows", "cols", "blocks") if k not in out]
+        if missing:
+            raise Wrong(f"the dict has no {', '.join(map(repr, missing))}")
+        # name -> (per-device shape, number of distinct blocks, copies of each block)
+        want = {"rows": ((n // 8, m), 8, 1), "cols": ((n, m // 4), 4, 2),
+                "blocks": ((n // 2, m // 4), 8, 1)}
+        for name, (shape, distinct, copies) in want.items():
+            arr = out[name]
+            if not isinstance(arr, jax.Array):
+                raise Wrong(f"'{name}' is of type {type(arr).__name__}, not a jax.Array "
+                            "placed on the devices (jax.device_put)")
+            if not close(arr, x):
+                raise Wrong(f"'{name}' holds other numbers than x (shape {np.shape(arr)}): "
+                            "placing an array must not change it")
+            ndev = len(arr.sharding.device_set)
+            if ndev != 8:
+                raise Wrong(f"'{name}' lives on {ndev} device(s), not on all eight")
+            shapes = {s.data.shape for s in arr.addressable_shards}
+            if shapes != {shape}:
+                got = ", ".join(map(str, sorted(shapes)))
+                raise Wrong(f"for a {n}×{m} array, each device holds {got} in '{name}'; "
+                            f"the task asks for {shape}")
+            held = _shard_map_of(arr)
+            if len(held) != distinct or any(len(v) != copies for v in held.values()):
+                raise Wrong(f"'{name}' has {len(held)} distinct blocks; the task asks for "
+                            f"{distinct}, each on {copies} device(s)")
+    return "rows over all eight devices, column blocks copied over x, and a 2×4 grid of tiles"
+
+
+q1 = Task(LAB, 1, "Shard one array three ways", _check_place, [
+    "jax.device_put(x, NamedSharding(mesh, P(...))): one PartitionSpec entry per array axis, "
+    "naming the mesh axis (or axes) that axis is split over; None keeps it whole.",
+    "A tuple of mesh axes in one entry, P(('x', 'y'), None), splits that array axis over "
+    "both (8 ways); a mesh axis you leave out means copies along it.",
+])
+
+
+# ----------------------------------------------------------------- task 2: predictions
+
+OPS = {
+    "scale": ("x * 2 + 1", lambda x, w: x * 2 + 1),
+    "sum0": ("x.sum(axis=0)", lambda x, w: x.sum(axis=0)),
+    "matmul_w": ("x @ w (w replicated)", lambda x, w: x @ w),
+    "x_xt": ("x @ x.T", lambda x, w: x @ x.T),
+}
+
+
+def prediction_inputs(seed: int = 0):
+    """x (16×8) as a 2×4 grid of tiles on the Auto mesh, and w (8×8) copied on every device."""
+    _, auto = make_meshes()
+    x = jax.device_put(_rng_array((16, 8), seed), NamedSharding(auto, P("x", "y")))
+    w = jax.device_put(_rng_array((8, 8), seed + 1), NamedSharding(auto, P()))
+    return x, w
+
+
+def inserted(name: str, seed: int = 0) -> set[str]:
+    """What XLA inserted for OPS[name] on prediction_inputs(): the checks' own reading."""
+    x, w = prediction_inputs(seed)
+    return hlo_collectives(_compiled(OPS[name][1], x, w))
+
+
+def _check_predictions(predictions) -> str:
+    if callable(predictions):
+        predictions = predictions()
+    if not isinstance(predictions, dict):
+        raise Wrong("predictions should be a dict: operation name -> set of collectives")
+    missing = [k for k in OPS if k not in predictions]
+    if missing:
+        raise Wrong(f"no prediction for {', '.join(map(repr, missing))}")
+    for name, (text, _) in OPS.items():
+        said = _as_kinds(predictions[name], f"predictions[{name!r}]")
+        did = inserted(name)
+        if said == did:
+            continue
+        if did - said and said - did:
+            raise Wrong(f"for {text}: XLA inserted a collective you did not predict, and "
+                        f"you predicted {_fmt(said - did)}, which it did not insert")
+        if did - said:
+            raise Wrong(f"for {text}: you predicted {_fmt(said)}, but XLA inserted "
+                        f"{len(did - said)} more kind(s) of collective than that")
+        raise Wrong(f"for {text}: you predicted {_fmt(said - did)}, which XLA did not insert")
+    return "all four predictions match the compiled HLO"
+
+
+q2 = Task(LAB, 2, "Predict the collectives", _check_predictions, [
+    "For each op ask: does any device need numbers another device holds? A reduction over an "
+    "axis that is split needs partial results combined; a contraction over a split axis needs "
+    "either the operand gathered or the partial products added.",
+    "Each device holds a 8×2 tile of x. x.sum(0) leaves partial sums per x row; x @ w needs a "
+    "full row of x against w; x @ x.T needs full rows of x against full rows of x.",
+])
+
+
+# ----------------------------------------------------------------- task 3: read the HLO
+
+def _cases():
+    """(description, function, args) the reader is tried on; the truth comes from the HLO."""
+    mesh, auto = make_meshes()
+    x, w = prediction_inputs(seed=7)
+    rows = jax.device_put(_rng_array((16, 8), 8), NamedSharding(mesh, P(("x", "y"), None)))
+    tall = jax.device_put(_rng_array((16, 8), 9), NamedSharding(auto, P("x", None)))
+    scatter = jax.shard_map(lambda b: jax.lax.psum_scatter(b.sum(0), ("x", "y"), tiled=True),
+                            mesh=mesh, in_specs=P(("x", "y"), None), out_specs=P(("x", "y")))
+    to_cols = jax.jit(lambda a: a, out_shardings=NamedSharding(auto, P(None, "x")))
+    return [
+        ("x * 2 + 1 on tiles", lambda a: a * 2 + 1, (x,)),
+        ("a sum over axis 1 of tiles", lambda a: a.sum(axis=1), (x,)),
+        ("x @ w with w replicated", lambda a, b: a @ b, (x, w)),
+        ("x @ x.T on tiles", lambda a: a @ a.T, (x,)),
+        ("a psum_scatter in shard_map", scatter, (rows,)),
+        ("moving row blocks to column blocks", to_cols, (tall,)),
+    ]
+
+
+def _check_reader(collectives) -> str:
+    if not callable(collectives):
+        raise Wrong("pass your function itself: q3.check(collectives)")
+    for text, fn, args in _cases():
+        got = _as_kinds(collectives(fn, *args), f"the reader's result for {text}")
+        want = hlo_collectives(_compiled(fn, *args))
+        if got != want:
+            if want and not got:
+                raise Wrong(f"for {text} your reader finds no collectives, but the compiled "
+                            "HLO has some: are you reading the HLO after XLA's partitioner?")
+            if want - got:
+                raise Wrong(f"for {text} your reader finds {_fmt(got)} and misses a kind "
+                            "that the compiled HLO has")
+            raise Wrong(f"for {text} your reader reports {_fmt(got - want)}, which the "
+                        "compiled HLO does not have")
+    return "your reader agrees with the compiled HLO on six programs"
+
+
+q3 = Task(LAB, 3, "Read the collectives from the compiled HLO", _check_reader, [
+    "jax.jit(f).lower(*args) is StableHLO, before partitioning; .compile().as_text() is the "
+    "per-device HLO, where the collectives are.",
+    "Look for the opcode followed by '(' (e.g. 'all-reduce('): instruction names such as "
+    "%all-reduce.1 and fusion names also contain the words.",
+])
+
+
+# ----------------------------------------------------------------- task 4: a reduce-scatter
+
+def reduce_scatter_input(n: int = 16, m: int = 8, seed: int = 0):
+    """An n×m array split by rows over all eight devices of the Explicit mesh."""
+    mesh, _ = make_meshes()
+    return jax.device_put(_rng_array((n, m), seed), NamedSharding(mesh, P(("x", "y"), None)))
+
+
+def _check_reduce_scatter(colsum) -> str:
+    if not callable(colsum):
+        raise Wrong("pass your function itself: q4.check(colsum)")
+    for seed, (n, m) in enumerate([(16, 8), (64, 16)]):
+        x = reduce_scatter_input(n, m, seed + 3)
+        compiled = _compiled(colsum, x)
+        out = compiled(x)
+        if np.shape(out) != (m,):
+            raise Wrong(f"for a {n}×{m} input the result has shape {np.shape(out)}; the "
+                        f"column sums x.sum(0) have shape ({m},)")
+        if not close(out, np.asarray(x).sum(0), tol=1e-4):
+            raise Wrong(f"for a {n}×{m} input the shape is right but the numbers are not the "
+                        "column sums x.sum(0): are the partial sums of all eight devices "
+                        "added?")
+        kinds = hlo_collectives(compiled)
+        if "reduce-scatter" not in kinds:
+            raise Wrong(f"the right sums, but the compiled HLO has {_fmt(kinds)} and no "
+                        "reduce-scatter")
+        if "all-reduce" in kinds:
+            raise Wrong("there is a reduce-scatter, but also an all-reduce: every device "
+                        "should end up with only its slice of the sums")
+        shapes = {s.data.shape for s in out.addressable_shards}
+        if shapes != {(m // 8,)}:
+            raise Wrong(f"each device holds {shapes} of the result, not a 1/8 slice")
+    return "a reduce-scatter, and each device keeps one eighth of the column sums"
+
+
+q4 = Task(LAB, 4, "A reduce-scatter on purpose", _check_reduce_scatter, [
+    "On CPU, XLA does not rewrite all-reduce + slice into a reduce-scatter: ask for one "
+    "explicitly, in per-device code.",
+    "jax.shard_map over ('x', 'y'): sum your rows, then jax.lax.psum_scatter(..., ('x', 'y'), "
+    "tiled=True), with out_specs that split the result over both axes.",
+])
