@@ -1,0 +1,126 @@
+"""Plausible wrong answers for lab J3 "Own the derivative": each must be rejected with a hint."""
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+
+from workshop.labs import j3
+
+cp = jax.checkpoint_policies
+
+
+def _starter(*args, **kwargs):
+    raise NotImplementedError()
+
+
+# --------------------------------------------------------------- q1: log-sum-exp
+
+def _naive_lse(x):                       # overflows for large x
+    return jnp.log(jnp.sum(jnp.exp(x)))
+
+
+def _lse_with(fwd_value, bwd):
+    """A custom_vjp log-sum-exp with the given forward value and backward rule."""
+    @jax.custom_vjp
+    def lse(x):
+        return fwd_value(x)
+
+    def fwd(x):
+        return fwd_value(x), jax.nn.softmax(x)
+
+    lse.defvjp(fwd, bwd)
+    return lse
+
+
+_stable = jax.nn.logsumexp
+_lse_ignores_g = _lse_with(_stable, lambda s, g: (s,))                 # drops the cotangent
+_lse_unnormalised = _lse_with(_stable, lambda s, g: (g * jnp.exp(s),)) # not softmax
+_lse_naive_fwd = _lse_with(_naive_lse, lambda s, g: (g * s,))          # unstable forward
+_lse_bare_array = _lse_with(_stable, lambda s, g: g * s)               # not a tuple
+
+# --------------------------------------------------------------- q2: clipped gradient
+
+
+def _clip_with(bwd):
+    @jax.custom_vjp
+    def clip_gradient(x):
+        return x
+    clip_gradient.defvjp(lambda x: (x, x), bwd)
+    return clip_gradient
+
+
+_clip_identity_rule = _clip_with(lambda x, g: (g,))                     # rule clips nothing
+_clip_the_primal = _clip_with(lambda x, g: (jnp.clip(x, -1.0, 1.0),))   # clips x, not g
+_clip_lower_only = _clip_with(lambda x, g: (jnp.maximum(g, -1.0),))     # one side only
+
+
+def _clip_value(x):                                                     # clips the value
+    return jnp.clip(x, -1.0, 1.0)
+
+
+# --------------------------------------------------------------- q3: remat variants
+
+def _scan_loss(body):
+    def loss(params, x):
+        h, _ = jax.lax.scan(body, x, params)
+        return jnp.mean(h ** 2)
+    return loss
+
+
+def _sum_loss(params, x):
+    h, _ = jax.lax.scan(jax.checkpoint(j3.block), x, params)
+    return jnp.sum(h ** 2)
+
+
+_none = _scan_loss(j3.block)
+_ckpt = _scan_loss(jax.checkpoint(j3.block))
+_dots = _scan_loss(jax.checkpoint(j3.block, policy=cp.dots_saveable))
+_everything = _scan_loss(jax.checkpoint(j3.block, policy=cp.everything_saveable))
+
+# --------------------------------------------------------------- q4: measure
+
+
+def _measure_forward(loss, params, x):         # measures the loss, not its gradient
+    c = jax.jit(loss).lower(params, x).compile()
+    t = time.perf_counter()
+    jax.block_until_ready(c(params, x))
+    return c.memory_analysis().temp_size_in_bytes, time.perf_counter() - t
+
+
+def _measure_peak(loss, params, x):            # the wrong field
+    c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+    t = time.perf_counter()
+    jax.block_until_ready(c(params, x))
+    return c.memory_analysis().peak_memory_in_bytes, time.perf_counter() - t
+
+
+def _measure_ms(loss, params, x):              # milliseconds, not seconds
+    c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+    jax.block_until_ready(c(params, x))
+    t = time.perf_counter()
+    jax.block_until_ready(c(params, x))
+    return c.memory_analysis().temp_size_in_bytes, (time.perf_counter() - t) * 1e3
+
+
+def _measure_swapped(loss, params, x):         # (seconds, bytes)
+    c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+    t = time.perf_counter()
+    jax.block_until_ready(c(params, x))
+    return time.perf_counter() - t, c.memory_analysis().temp_size_in_bytes
+
+
+WRONG = {
+    "q1": [_starter, _naive_lse, _stable, _lse_ignores_g, _lse_unnormalised, _lse_naive_fwd,
+           _lse_bare_array],
+    "q2": [_starter, lambda x: x, _clip_value, _clip_identity_rule, _clip_the_primal,
+           _clip_lower_only],
+    "q3": [{"none": _none, "checkpoint": _none, "policy": _none},
+           {"none": _none, "checkpoint": _ckpt, "policy": _ckpt},
+           {"none": _none, "checkpoint": _ckpt, "policy": _everything},
+           {"none": _none, "checkpoint": jax.checkpoint(_none), "policy": _dots},
+           {"none": _none, "checkpoint": _sum_loss, "policy": _dots},
+           [_none, _ckpt, _dots]],
+    "q4": [_starter, _measure_forward, _measure_peak, _measure_ms, _measure_swapped],
+}
