@@ -27,6 +27,12 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", "", _lig(text).replace("`", ""))
 
 
+def _loose(text: str) -> str:
+    """_norm, with every number or hex digest as #: timings, ids and cache keys differ from
+    the run the committed handout was printed from."""
+    return re.sub(r"[0-9a-f]*[0-9][0-9a-f]*", "#", _norm(text))
+
+
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
 def test_committed_handouts_are_current(src):
     digest = handouts.inputs_hash(*handouts.sources_of(src))
@@ -180,7 +186,7 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
     executed = nbformat.reads(runs[(deck, None)][1], as_version=4)
     reader = PdfReader(handouts.targets(deck)[0])
     for page, slide in zip(reader.pages, render.slides(executed)):
-        text = _norm(page.extract_text())
+        text = _loose(page.extract_text())
         for cell in slide.cells:
             for o in cell.get("outputs", []):
                 plain = o.get("text") or o.get("data", {}).get("text/plain", "")
@@ -188,4 +194,4 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
                          if l.strip()]
                 if lines:
                     last = lines[-1].split("│ ", 1)[-1]
-                    assert _norm(last) in text, f"“{slide.title}”: output ends “{last}”"
+                    assert _loose(last) in text, f"“{slide.title}”: output ends “{last}”"
