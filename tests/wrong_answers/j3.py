@@ -40,6 +40,18 @@ _lse_unnormalised = _lse_with(_stable, lambda s, g: (g * jnp.exp(s),)) # not sof
 _lse_naive_fwd = _lse_with(_naive_lse, lambda s, g: (g * s,))          # unstable forward
 _lse_bare_array = _lse_with(_stable, lambda s, g: g * s)               # not a tuple
 
+
+@jax.custom_vjp
+def _ident(x):                           # a trivial custom_vjp: identity both ways
+    return x
+
+
+_ident.defvjp(lambda x: (x, None), lambda _, g: (g,))
+
+
+def _lse_around_ident(x):                # custom_vjp_call staged, autodiff does the work
+    return jax.nn.logsumexp(_ident(x))
+
 # --------------------------------------------------------------- q2: clipped gradient
 
 
@@ -113,7 +125,7 @@ def _measure_swapped(loss, params, x):         # (seconds, bytes)
 
 WRONG = {
     "q1": [_starter, _naive_lse, _stable, _lse_ignores_g, _lse_unnormalised, _lse_naive_fwd,
-           _lse_bare_array],
+           _lse_bare_array, _lse_around_ident],
     "q2": [_starter, lambda x: x, _clip_value, _clip_identity_rule, _clip_the_primal,
            _clip_lower_only],
     "q3": [{"none": _none, "checkpoint": _none, "policy": _none},
