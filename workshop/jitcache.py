@@ -7,6 +7,7 @@ what JAX logs (the cache-key ingredients, log_compiles, explain_cache_misses) fo
 """
 from __future__ import annotations
 
+import functools
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ CHAIN = [
     ("_cached_lowering_to_hlo", "pxla._cached_lowering_to_hlo",
      "jaxpr, shardings, devices, platforms"),
     ("_cached_compilation", "pxla._cached_compilation",
-     "StableHLO module, devices, compile options"),
+     "StableHLO module object, name, backend, device assignment, compiler options"),
 ]
 
 
@@ -196,12 +197,8 @@ def cache_key_of(fn, *args, xla_flags: str | None = None) -> CacheKey:
     return CacheKey(found[-1].group(2), ingredients, found[-1].group(1) == "hit")
 
 
-_KEYS_DIR: list[str] = []
-
-
+@functools.cache
 def _keys_dir() -> str:
     """One cache folder per process for cache_key_of, so a key seen before is a hit."""
     import tempfile
-    if not _KEYS_DIR:
-        _KEYS_DIR.append(tempfile.mkdtemp(prefix="workshop-keys-"))
-    return _KEYS_DIR[0]
+    return tempfile.mkdtemp(prefix="workshop-keys-")
