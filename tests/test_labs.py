@@ -130,3 +130,17 @@ def test_j2_answer_key_each_cause_alone_recompiles():
         v = j2.q3.check(train)
         assert not v.ok and "compiled" in v.message, (cause, v)
     assert j2.q3.check(_train()).ok
+
+
+def test_j4_hint_on_cpu_the_partitioner_adds_no_reduce_scatter():
+    # q4's first hint says XLA on CPU will not turn all-reduce + slice into a reduce-scatter:
+    # the same column sums, asked for split over all eight devices, compile to an all-reduce
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    from workshop.labs import j4
+    _, auto = j4.make_meshes()
+    x = jax.device_put(np.ones((16, 8), np.float32), NamedSharding(auto, P(("x", "y"), None)))
+    split = NamedSharding(auto, P(("x", "y")))
+    compiled = jax.jit(lambda a: a.sum(0), out_shardings=split).lower(x).compile()
+    assert j4.hlo_collectives(compiled) == {"all-reduce"}
+    assert {s.data.shape for s in compiled(x).addressable_shards} == {(1,)}

@@ -1,8 +1,9 @@
 """Lab J4 "Eight fake devices": the checks.
 The tasks are in exercises/J4-eight-fake-devices.ipynb.
 
-Every check builds its own mesh and inputs and reads the HLO that XLA really compiled: a
-prediction is compared with what the partitioner did, not with an answer key.
+Every check builds its own mesh and inputs. Task 1 reads where the shards landed; tasks 2–4
+read the HLO that XLA really compiled: a prediction is compared with what the partitioner
+did, not with an answer key.
 """
 from __future__ import annotations
 
@@ -221,8 +222,9 @@ def _check_reader(collectives) -> str:
 
 
 q3 = Task(LAB, 3, "Read the collectives from the compiled HLO", _check_reader, [
-    "jax.jit(f).lower(*args) is StableHLO, before partitioning; .compile().as_text() is the "
-    "per-device HLO, where the collectives are.",
+    "jax.jit(f).lower(*args) is StableHLO, before partitioning: it holds only the collectives "
+    "you wrote (a psum is a stablehlo.all_reduce). .compile().as_text() is the per-device HLO: "
+    "it holds all of them, including those XLA inserted.",
     "Look for the opcode followed by '(' (e.g. 'all-reduce('): instruction names such as "
     "%all-reduce.1 and fusion names also contain the words.",
 ])
