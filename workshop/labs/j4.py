@@ -226,7 +226,8 @@ q3 = Task(LAB, 3, "Read the collectives from the compiled HLO", _check_reader, [
     "you wrote (a psum is a stablehlo.all_reduce). .compile().as_text() is the per-device HLO: "
     "it holds all of them, including those XLA inserted.",
     "Look for the opcode followed by '(' (e.g. 'all-reduce('): instruction names such as "
-    "%all-reduce.1 and fusion names also contain the words.",
+    "%all-reduce.1, and the operands that refer to them (fusion(%all-gather)), also contain "
+    "the words.",
 ])
 
 
