@@ -16,7 +16,11 @@ def pytest_configure(config):
 def _jobs():
     jobs = [(p, None) for p in nbs.all_notebooks()]
     for deck in nbs.decks():
-        jobs += [(deck, i) for i in range(len(nbs.sections(nbs.read(deck))))]
+        nb = nbs.read(deck)
+        # a section whose run alone would repeat the top of the whole run (the first section,
+        # a key-points slide with no code) is proven by that run: not run twice
+        jobs += [(deck, i) for i, sec in enumerate(nbs.sections(nb))
+                 if not nbs.covered_by_whole_run(nb, sec)]
     return jobs
 
 

@@ -70,3 +70,13 @@ def test_html_export_keeps_source_highlighting_and_no_terminal_codes(runs, deck)
     assert len(shown) > 3, "the deck's show_* outputs are in the export"
     assert all("[34;1m" not in part.split("</pre>")[0] for part in shown[1:])
     assert "jax/_src/" in html and "<span style=" in html
+
+
+def test_only_sections_the_whole_run_repeats_are_left_out():
+    nb = nbs.read(nbs.decks()[0])
+    covered = [nbs.covered_by_whole_run(nb, s) for s in nbs.sections(nb)]
+    assert covered[0] and covered[-1] and not any(covered[1:-1]), covered
+    # a code cell added before the first section means section 0 alone runs other code
+    extra = nbformat.v4.new_code_cell("x = 1")
+    nb.cells.insert(nbs.setup_index(nb) + 1, extra)
+    assert not nbs.covered_by_whole_run(nb, nbs.sections(nb)[0])

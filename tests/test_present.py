@@ -79,48 +79,65 @@ def run_cell(page, cell, expect: str | None, timeout=90_000) -> str:
     return out.inner_text()
 
 
+@pytest.fixture(scope="module")
+def presenting():
+    """One `present 01` server for every deck (a server start is the slow part): deck 01 at the
+    URL it printed, the others at the same server's RISE address for their path."""
+    port = free_port()
+    proc, url = start_present("01", port)
+    state = {"proc": proc, "url": url, "port": port, "offsite": []}
+    yield state
+    stop_present(proc)
+
+
+def rise_url_for(url: str, deck) -> str:
+    rel = deck.relative_to(nbs.ROOT).as_posix()
+    return re.sub(r"/rise/[^?]+", f"/rise/{rel}", url)
+
+
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
-def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, deck):
+def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, deck):
     nb = nbs.read(deck)
     n_slides = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
-    port = free_port()
-    proc, url = start_present(deck.stem[:2], port)
-    offsite = []
-    try:
-        assert urlparse(url).hostname == "127.0.0.1" and "token=" in url
-        page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    url = presenting["url"]
+    assert urlparse(url).hostname == "127.0.0.1" and "token=" in url
+    assert "/rise/decks/01-" in url, "present 01 opens deck 01"
+    offsite = presenting["offsite"]
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
 
-        def guard(route):
-            host = urlparse(route.request.url).hostname
-            if route.request.url.startswith(("data:", "blob:")) or host in browser.LOOPBACK:
-                route.continue_()
-            else:
-                offsite.append(route.request.url)
-                route.abort()
-        page.route("**/*", guard)
-        page.goto(url)
-        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
-        leaves = page.evaluate(
-            "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
-        assert leaves == n_slides
-        assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
-        assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
+    def guard(route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith(("data:", "blob:")) or host in browser.LOOPBACK:
+            route.continue_()
+        else:
+            offsite.append(route.request.url)
+            route.abort()
+    page.route("**/*", guard)
+    page.goto(rise_url_for(url, deck))
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    leaves = page.evaluate(
+        "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
+    assert leaves == n_slides
+    assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
+    assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
 
-        setup = page.query_selector(".reveal section.present .jp-CodeCell")
-        assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")
-        page.click(".reveal .controls .navigate-right")   # the first section
-        page.wait_for_timeout(800)
-        cell = page.query_selector(".reveal section.present .jp-CodeCell")
-        text = run_cell(page, cell, None)
-        assert text.strip() and "Error" not in text and "Traceback" not in text, text
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
-        page.close()
-    finally:
-        rc = stop_present(proc)
-    assert rc == 0, "Ctrl-C should stop the server cleanly"
-    assert not port_open(port), "the server is still listening after Ctrl-C"
+    setup = page.query_selector(".reveal section.present .jp-CodeCell")
+    assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")
+    page.click(".reveal .controls .navigate-right")   # the first section
+    page.wait_for_timeout(800)
+    cell = page.query_selector(".reveal section.present .jp-CodeCell")
+    text = run_cell(page, cell, None)
+    assert text.strip() and "Error" not in text and "Traceback" not in text, text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
+    page.close()
     assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
+
+
+def test_ctrl_c_stops_the_server_cleanly(presenting):
+    # runs after the decks (pytest keeps the file's order): the server that served them all
+    assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
+    assert not port_open(presenting["port"]), "the server is still listening after Ctrl-C"
 
 
 def test_present_lists_decks_and_refuses_a_wrong_name():

@@ -140,6 +140,15 @@ def section_notebook(nb, section: Section):
     return sub
 
 
+def covered_by_whole_run(nb, section: Section) -> bool:
+    """Whether running the section alone repeats the top of the whole notebook's run: its code
+    cells (setup included) are the notebook's first code cells, in order. A fresh kernel then
+    executes the same code either way, so the top-to-bottom run already proves it."""
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    alone = [c.source for c in section_notebook(nb, section).cells if c.cell_type == "code"]
+    return code[: len(alone)] == alone
+
+
 def normalised(nb) -> str:
     """The committed form: no outputs, no execution counts, sorted keys, one-space indent."""
     import copy
