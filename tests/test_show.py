@@ -100,3 +100,31 @@ def test_show_source_finds_a_function_behind_a_cpp_cache_by_its_name():
         show_source(pxla._cached_compilation)
     with pytest.raises(LookupError, match="cannot find"):
         show_source("jax._src.interpreters.pxla._no_such_function_here")
+
+
+def test_stations_picture_draws_what_each_station_produced():
+    from xml.etree import ElementTree
+    from workshop import show_stations
+    from workshop.pictures import flow
+
+    def g(x, y):
+        return jnp.sin(x) * y
+    pic = show_stations(g, jnp.arange(3.0), jnp.ones(3))
+    traced = jax.jit(g).trace(jnp.arange(3.0), jnp.ones(3))
+    assert pic.facts["equations"] == [e.primitive.name for e in traced.jaxpr.eqns]
+    assert pic.facts["stablehlo"] == ["sine", "multiply"]
+    hlo = traced.lower().compile().as_text()
+    assert pic.facts["hlo"] and all(f"%{n} = " in hlo for n in pic.facts["hlo"])
+    assert pic.facts["result"] == ["f32[3]"]
+    root = ElementTree.fromstring(pic.svg)          # well-formed, five boxes
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(root.findall(f"{ns}rect")) == 5 and len(root.findall(f"{ns}line")) == 4
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert "g(x, y)" in texts and "2 equations" in texts and ".compile()" in texts
+    assert pic._repr_svg_() == pic.svg and "→ f32[3]" in repr(pic)
+    # a name too long for its box is cut with a visible mark, never silently
+    long = flow([("a", ["x" * 40]), ("b", ["y"])], ["go"])
+    assert "x" * 40 not in long and "…" in long
+    # more names than lines: counted, then summarised
+    from workshop.pictures import _list
+    assert _list(["add", "add", "mul", "sin", "cos", "exp"], 3) == ["add ×2", "mul", "+3 more"]

@@ -1,0 +1,144 @@
+"""Pictures for slides, drawn from live JAX objects: inline SVG, no files, no web fonts.
+
+A `Picture` shows as SVG in Jupyter, RISE and the PDF handouts; its `facts` are the numbers and
+names it drew, so a hidden check cell can pin what the picture claims.
+"""
+from __future__ import annotations
+
+import html
+import inspect
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .show import hlo_text
+
+INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
+MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
+SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
+CHAR_W = 9.1      # width of one monospace character at 15 px
+LINE_H = 22
+
+
+@dataclass
+class Picture:
+    svg: str
+    caption: str
+    facts: dict = field(default_factory=dict)
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def __repr__(self) -> str:       # a terminal, or a reader without SVG
+        return self.caption
+
+    __str__ = __repr__
+
+
+def _fit(text: str, width: float) -> str:
+    """Cut `text` to what fits in `width` pixels of 15 px monospace, with a visible …."""
+    n = max(1, int(width // CHAR_W))
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _list(names: list[str], room: int) -> list[str]:
+    """`room` lines for a list of names: repeated names counted, the rest summarised."""
+    counted = [f"{n} ×{k}" if k > 1 else n for n, k in Counter(names).items()]
+    if len(counted) <= room:
+        return counted
+    return counted[: room - 1] + [f"+{len(counted) - room + 1} more"]
+
+
+def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 186,
+         gap: int = 90, title: str = "") -> str:
+    """A left-to-right chain of boxes (a title and detail lines each), arrows labelled."""
+    rows = max(len(lines) for _, lines in boxes)
+    top = 34 if title else 8
+    box_h = 44 + rows * LINE_H
+    width = len(boxes) * box_w + (len(boxes) - 1) * gap + 4
+    height = top + box_h + 8
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+           f"width='{width}' style='max-width:100%;height:auto' role='img'>",
+           "<defs><marker id='arrowhead' viewBox='0 0 10 10' refX='9' refY='5' "
+           "markerWidth='8' markerHeight='8' orient='auto'>"
+           f"<path d='M0,0 L10,5 L0,10 z' fill='{INK}'/></marker></defs>"]
+    if title:
+        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
+                   f"fill='{INK}'>{html.escape(title)}</text>")
+    for i, (name, lines) in enumerate(boxes):
+        x = 2 + i * (box_w + gap)
+        out.append(f"<rect x='{x}' y='{top}' width='{box_w}' height='{box_h}' rx='10' "
+                   f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
+        out.append(f"<text x='{x + box_w / 2}' y='{top + 28}' text-anchor='middle' "
+                   f"font-family=\"{SANS}\" font-size='19' font-weight='bold' "
+                   f"fill='{INK}'>{html.escape(name)}</text>")
+        for j, line in enumerate(lines):
+            out.append(f"<text x='{x + 12}' y='{top + 56 + j * LINE_H}' "
+                       f"font-family=\"{MONO}\" font-size='15' fill='#222'>"
+                       f"{html.escape(_fit(line, box_w - 16))}</text>")
+        if i < len(arrows):
+            x0, x1, y = x + box_w + 4, x + box_w + gap - 4, top + box_h / 2
+            out.append(f"<line x1='{x0}' y1='{y}' x2='{x1}' y2='{y}' stroke='{INK}' "
+                       "stroke-width='2' marker-end='url(#arrowhead)'/>")
+            out.append(f"<text x='{(x0 + x1) / 2}' y='{y - 10}' text-anchor='middle' "
+                       f"font-family=\"{MONO}\" font-size='14' fill='{ACCENT}'>"
+                       f"{html.escape(arrows[i])}</text>")
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+_MAIN_OP = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?stablehlo\.(\w+)")
+_HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = \S+ ([a-z][\w\-]*)\(")
+
+
+def stablehlo_ops(lowered) -> list[str]:
+    """The op names of the entry function @main, in order (its `return` left out)."""
+    text = lowered.as_text()
+    main = text.split("func.func public @main", 1)[1].split("\n  }\n", 1)[0]
+    return [m.group(1) for line in main.split("\n")[1:]
+            if (m := _MAIN_OP.match(line)) and m.group(1) != "return"]
+
+
+def hlo_entry(compiled) -> list[tuple[str, str]]:
+    """(name, opcode) of each instruction of the compiled ENTRY, in order, parameters left
+    out. XLA names a fusion after what it fused: tanh_reduce_fusion."""
+    text, _ = hlo_text(compiled)
+    entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
+    return [m.groups() for line in entry.split("\n")[1:]
+            if (m := _HLO_OP.match(line)) and m.group(2) != "parameter"]
+
+
+def show_stations(fn, *args, room: int = 4) -> Picture:
+    """The four stations of `jax.jit(fn)` on `args`, each box showing what it really produced:
+    the jaxpr's primitives, @main's StableHLO ops, the compiled ENTRY's opcodes, the result."""
+    import jax
+    import numpy as np
+
+    traced = jax.jit(fn).trace(*args)
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    result = compiled(*args)
+    prims = [e.primitive.name for e in traced.jaxpr.eqns]
+    ops, hlo = stablehlo_ops(lowered), [name for name, _ in hlo_entry(compiled)]
+    leaves = jax.tree.leaves(result)
+    shown = [f"{jax.typeof(v).str_short(short_dtypes=True)}" for v in leaves]
+    value = np.asarray(leaves[0]) if leaves else None
+    name = getattr(fn, "__name__", "f")
+    try:
+        params = ", ".join(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = "…"
+    facts = {"equations": prims, "stablehlo": ops, "hlo": hlo, "result": shown}
+    boxes = [
+        ("Python", [f"{name}({params})", "runs once,", "on tracers"]),
+        ("jaxpr", [f"{len(prims)} equations"] + _list(prims, room)),
+        ("StableHLO", [f"{len(ops)} ops in @main"] + _list(ops, room)),
+        ("HLO", [f"ENTRY: {len(hlo)} ops"] + _list(hlo, room)),
+        ("result", shown[:room] + ([f"{value.item():.6g}"] if value is not None
+                                   and value.size == 1 else [])),
+    ]
+    svg = flow(boxes, [".trace()", ".lower()", ".compile()", "call"],
+               title=f"jax.jit({name}): four stations, each hands you an artefact")
+    caption = (f"jax.jit({name}): Python → jaxpr ({len(prims)} equations) → StableHLO "
+               f"({len(ops)} ops) → HLO ({', '.join(hlo)}) → {', '.join(shown)}")
+    return Picture(svg, caption, facts)
