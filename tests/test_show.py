@@ -128,3 +128,29 @@ def test_stations_picture_draws_what_each_station_produced():
     # more names than lines: counted, then summarised
     from workshop.pictures import _list
     assert _list(["add", "add", "mul", "sin", "cos", "exp"], 3) == ["add ×2", "mul", "+3 more"]
+
+
+def test_graph_names_what_the_printed_jaxpr_names():
+    import re
+    from workshop import show_graph
+    table = jnp.arange(3.0)
+    j = jax.make_jaxpr(lambda x, y: (jnp.cos(x) * 3.0 * table + y, x.sum()))(jnp.ones(3), 2.0)
+    g = show_graph(j)
+    text = str(j)
+    printed = re.findall(r"^\s+(\w+):f32\[\d*\] = (\w+)", text, re.M)
+    titles = [t for c in g.facts["columns"][1:-1] for t in c]
+    assert sorted(t.split("(")[0] for t in titles) == sorted(p for _, p in printed)
+    assert "mul(·, 3.0)" in titles and "3.0:f32[]" in text   # the literal, in its box
+    for var, _ in printed:                      # the binder names are the printer's
+        assert f">{var}: " in g.svg, var
+    consts_and_args = re.match(r"\{ lambda (.*?)\. let", text.replace("\x1b", "")).group(1)
+    assert g.facts["columns"][0] == re.findall(r"(\w+)\W*:", consts_and_args)
+    assert g.facts["columns"][-1] == ["out", "out"] and ">const: f32[3]<" in g.svg
+    assert ">y: ~f32[]<" in g.svg               # the weak type the text hides
+    # an edge per variable read: every non-literal input of every equation, and each output
+    from jax._src.core import Literal
+    reads = sum(not isinstance(v, Literal) for e in j.eqns for v in e.invars)
+    assert len(g.facts["edges"]) == reads + 2
+    from xml.etree import ElementTree
+    down = show_graph(j, down=True)                 # same graph, levels top to bottom
+    assert down.facts == g.facts and ElementTree.fromstring(down.svg) is not None

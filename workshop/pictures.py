@@ -35,9 +35,9 @@ class Picture:
     __str__ = __repr__
 
 
-def _fit(text: str, width: float) -> str:
-    """Cut `text` to what fits in `width` pixels of 15 px monospace, with a visible …."""
-    n = max(1, int(width // CHAR_W))
+def _fit(text: str, width: float, px: float = 15) -> str:
+    """Cut `text` to what fits in `width` pixels of `px` monospace, with a visible …."""
+    n = max(1, int(width // (CHAR_W * px / 15)))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -142,3 +142,109 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
     caption = (f"jax.jit({name}): Python → jaxpr ({len(prims)} equations) → StableHLO "
                f"({len(ops)} ops) → HLO ({', '.join(hlo)}) → {', '.join(shown)}")
     return Picture(svg, caption, facts)
+
+
+def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Picture:
+    """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
+    column after the last equation it reads from, the outputs on the right. Each box names
+    the variable it defines and its type (~ marks a weak type, which the text form hides);
+    a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
+    bottom, with larger type: for a short jaxpr on a slide."""
+    from jax._src import core
+
+    closed = getattr(jaxpr, "jaxpr", jaxpr)
+    inner = getattr(closed, "jaxpr", closed)
+    names = list(getattr(inner.debug_info, "arg_names", None) or [])
+    pp = core.JaxprPpContext()     # names given in the printer's order: a, b, c, …
+    name = lambda v: pp.var_names[v]
+    typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
+    col: dict = {}                 # Var -> column of the box that defines it
+    place: dict = {}               # Var -> (column, row)
+    columns: list[list[tuple[str, list[str], list]]] = [[]]
+    for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
+        const = i < len(inner.constvars)
+        arg = "const" if const else (names[i - len(inner.constvars)] if
+                                      i - len(inner.constvars) < len(names) else "arg")
+        col[v] = 0
+        place[v] = (0, len(columns[0]))
+        columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
+    edges = []
+    for eqn in inner.eqns:
+        ins = [x for x in eqn.invars if not isinstance(x, core.Literal)]
+        c = 1 + max((col[x] for x in ins), default=0)
+        while len(columns) <= c:
+            columns.append([])
+        title = eqn.primitive.name
+        if any(isinstance(x, core.Literal) for x in eqn.invars):   # add(·, 2.0)
+            title += "(" + ", ".join(str(x.val) if isinstance(x, core.Literal) else "·"
+                                     for x in eqn.invars) + ")"
+        outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
+        lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
+        row = len(columns[c])
+        columns[c].append((title, lines, ins))
+        edges += [(place[x], (c, row), name(x)) for x in ins]
+        for o in outs:
+            col[o], place[o] = c, (c, row)
+    out_col = len(columns)
+    columns.append([])
+    for o in inner.outvars:
+        if isinstance(o, core.Literal):
+            columns[out_col].append(("out", [str(o.val)], []))
+            continue
+        columns[out_col].append(("out", [name(o)], [o]))
+        edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o)))
+
+    rows = max(len(c) for c in columns)
+    if down:      # levels top to bottom, each level's boxes centred: larger type fits
+        box_w, box_h, across, along, big, small = 270, 62, 30, 34, 20, 18
+        span = rows * box_w + (rows - 1) * across
+        width, height = span + 4, len(columns) * (box_h + along) - along + 8
+
+        def xy(c, r):
+            n = len(columns[c])
+            left = (span - (n * box_w + (n - 1) * across)) / 2
+            return 2 + left + r * (box_w + across), 4 + c * (box_h + along)
+    else:
+        box_h, vgap, big, small = 56, 26, 15, 14
+        width = len(columns) * box_w + (len(columns) - 1) * gap + 4
+        height = rows * box_h + (rows - 1) * vgap + 8
+        xy = lambda c, r: (2 + c * (box_w + gap), 4 + r * (box_h + vgap))
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+           f"width='{width}' style='max-width:100%;height:auto' role='img'>",
+           "<defs><marker id='graphhead' viewBox='0 0 10 10' refX='9' refY='5' "
+           "markerWidth='7' markerHeight='7' orient='auto'>"
+           f"<path d='M0,0 L10,5 L0,10 z' fill='{INK}'/></marker></defs>"]
+    for (c0, r0), (c1, r1), _ in edges:
+        (x0, y0), (x1, y1) = xy(c0, r0), xy(c1, r1)
+        if down:
+            x0, y0, x1, y1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2, y1 - 2
+            mid = (y0 + y1) / 2
+            curve = f"C{x0},{mid} {x1},{mid} {x1},{y1}"
+        else:
+            x0, y0, x1, y1 = x0 + box_w, y0 + box_h / 2, x1 - 2, y1 + box_h / 2
+            mid = (x0 + x1) / 2
+            curve = f"C{mid},{y0} {mid},{y1} {x1},{y1}"
+        out.append(f"<path d='M{x0},{y0} {curve}' fill='none' "
+                   f"stroke='{INK}' stroke-width='1.6' marker-end='url(#graphhead)'/>")
+    for c, column in enumerate(columns):
+        for r, (title, lines, _) in enumerate(column):
+            x, y = xy(c, r)
+            fill = "#fff" if c in (0, out_col) else FILL
+            out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
+                       f"fill='{fill}' stroke='{INK}' stroke-width='2'/>")
+            out.append(f"<text x='{x + box_w / 2}' y='{y + big + 6}' text-anchor='middle' "
+                       f"font-family=\"{MONO}\" font-size='{big}' font-weight='bold' "
+                       f"fill='{ACCENT if c in (0, out_col) else INK}'>"
+                       f"{html.escape(_fit(title, box_w - 12, big))}</text>")
+            for j, line in enumerate(lines[:1]):
+                out.append(f"<text x='{x + box_w / 2}' y='{y + 2 * big + 8 + j * (small + 3)}' "
+                           f"text-anchor='middle' font-family=\"{MONO}\" "
+                           f"font-size='{small}' fill='#222'>"
+                           f"{html.escape(_fit(line, box_w - 12, small))}</text>")
+    out.append("</svg>")
+    boxes = [t for column in columns[1:out_col] for t, _, _ in column]
+    facts = {"columns": [[t for t, _, _ in column] for column in columns],
+             "edges": [name for _, _, name in edges]}
+    caption = (f"dataflow: {len(columns[0])} input(s) → {len(boxes)} equation(s) in "
+               f"{out_col - 1} column(s) → {len(columns[out_col])} output(s)")
+    return Picture("\n".join(out), caption, facts)
