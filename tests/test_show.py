@@ -154,3 +154,36 @@ def test_graph_names_what_the_printed_jaxpr_names():
     from xml.etree import ElementTree
     down = show_graph(j, down=True)                 # same graph, levels top to bottom
     assert down.facts == g.facts and ElementTree.fromstring(down.svg) is not None
+
+
+def test_pictures_hold_on_awkward_programs():
+    import re
+    from jax import lax
+    from workshop import show_graph, show_stations
+
+    def binders(j):                   # top-level equation binders, as str(jaxpr) prints them
+        return [re.findall(r"(\w+):", lhs) for lhs in
+                re.findall(r"^    (\S.*?) = \w+", str(j).split("} in\n")[-1], re.M)]
+
+    def drawn(j):
+        return [re.findall(r"(\w+): ", line) for line in
+                re.findall(r"font-size='14' fill='#222'>([^<]*)</text>", show_graph(j).svg)]
+
+    grad = jax.make_jaxpr(jax.grad(lambda x, y: jnp.sin(x) * y))(1.0, 2.0)   # an unused _
+    loop = jax.make_jaxpr(lambda x: lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1] + 1.0)(1.0)
+    inner = jax.jit(lambda v: jnp.cos(v) * v)
+    shared = jax.make_jaxpr(lambda x: inner(inner(x)))(jnp.ones(3))         # printed first
+    for j in (grad, loop, shared):
+        n_in = len(j.jaxpr.invars) + len(j.jaxpr.constvars)
+        assert sorted(drawn(j)[n_in:n_in + len(j.eqns)]) == sorted(binders(j)), str(j)
+    assert "while(0, ·)" in show_graph(loop).facts["columns"][1]      # a literal, as printed
+    key = show_stations(lambda s: jax.random.key(s), 0)                # no value line for a key
+    assert key.facts["result"] == ["key<fry>[]"]
+    assert show_stations(lax.erf, 1.0).facts["stablehlo"] == ["chlo.erf"]
+    assert show_stations(jnp.argmax, jnp.ones(3)).facts["stablehlo"] == ["call @argmax"]
+    looped = show_stations(lambda x: lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, x), 0.0)
+    assert looped.facts["stablehlo"] == ["while"]                      # not its region's ops
+    from workshop.pictures import hlo_entry                            # a tuple-typed ROOT
+    pair = jax.jit(lambda x: (x, x * 2)).lower(jnp.ones(3)).compile()
+    assert "tuple" in [op for _, op in hlo_entry(pair)]

@@ -87,30 +87,42 @@ def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 186
     return "\n".join(out)
 
 
-_MAIN_OP = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?stablehlo\.(\w+)")
-_HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = \S+ ([a-z][\w\-]*)\(")
+_MAIN_OP = re.compile(r'^    (?:%[\w#:]+(?:, %[\w#:]+)* = )?"?((?:\w+\.)+\w+|call)(?: (@\w+))?')
+_HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (?:\([^()]*\)|\S+) ([a-z][\w\-]*)\(")
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
 def stablehlo_ops(lowered) -> list[str]:
-    """The op names of the entry function @main, in order (its `return` left out)."""
+    """The top-level ops of the entry function @main, in order, `return` left out: ops
+    nested in a region (a while body) are not listed; stablehlo. is dropped from the names,
+    other dialects keep theirs (chlo.erf), a call names its callee (call @argmax)."""
     text = lowered.as_text()
     main = text.split("func.func public @main", 1)[1].split("\n  }\n", 1)[0]
-    return [m.group(1) for line in main.split("\n")[1:]
-            if (m := _MAIN_OP.match(line)) and m.group(1) != "return"]
+    ops = []
+    for line in main.split("\n")[1:]:
+        m = _MAIN_OP.match(line)
+        if not m or m.group(1).endswith("return"):
+            continue
+        op = m.group(1).removeprefix("stablehlo.").removeprefix("func.")
+        ops.append(f"{op} {m.group(2)}" if op == "call" and m.group(2) else op)
+    return ops
 
 
 def hlo_entry(compiled) -> list[tuple[str, str]]:
-    """(name, opcode) of each instruction of the compiled ENTRY, in order, parameters left
-    out. XLA names a fusion after what it fused: tanh_reduce_fusion."""
+    """(name, opcode) of each instruction of the compiled ENTRY, in order, parameters
+    included. XLA names a loop fusion after what it fused: tanh_reduce_fusion."""
     text, _ = hlo_text(compiled)
     entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
-    return [m.groups() for line in entry.split("\n")[1:]
-            if (m := _HLO_OP.match(line)) and m.group(2) != "parameter"]
+    return [m.groups() for line in entry.split("\n")[1:] if (m := _HLO_OP.match(line))]
 
 
 def show_stations(fn, *args, room: int = 4) -> Picture:
     """The four stations of `jax.jit(fn)` on `args`, each box showing what it really produced:
-    the jaxpr's primitives, @main's StableHLO ops, the compiled ENTRY's opcodes, the result."""
+    the jaxpr's primitives, @main's top-level ops, the names of the compiled ENTRY's
+    instructions besides its parameters, the result's types (and value, for a scalar)."""
     import jax
     import numpy as np
 
@@ -119,29 +131,59 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
     compiled = lowered.compile()
     result = compiled(*args)
     prims = [e.primitive.name for e in traced.jaxpr.eqns]
-    ops, hlo = stablehlo_ops(lowered), [name for name, _ in hlo_entry(compiled)]
+    entry = hlo_entry(compiled)
+    ops = stablehlo_ops(lowered)
+    hlo = [name for name, op in entry if op != "parameter"]
+    n_params = len(entry) - len(hlo)
     leaves = jax.tree.leaves(result)
     shown = [f"{jax.typeof(v).str_short(short_dtypes=True)}" for v in leaves]
-    value = np.asarray(leaves[0]) if leaves else None
-    name = getattr(fn, "__name__", "f")
+    value = []
+    if len(leaves) == 1 and np.shape(leaves[0]) == ():
+        try:
+            value = [f"{np.asarray(leaves[0]).item():.6g}"]
+        except (TypeError, ValueError):          # a PRNG key, or another opaque type
+            pass
+    name = getattr(fn, "__name__", type(fn).__name__)
     try:
         params = ", ".join(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         params = "…"
     facts = {"equations": prims, "stablehlo": ops, "hlo": hlo, "result": shown}
     boxes = [
-        ("Python", [f"{name}({params})", "runs once,", "on tracers"]),
-        ("jaxpr", [f"{len(prims)} equations"] + _list(prims, room)),
-        ("StableHLO", [f"{len(ops)} ops in @main"] + _list(ops, room)),
-        ("HLO", [f"ENTRY: {len(hlo)} ops"] + _list(hlo, room)),
-        ("result", shown[:room] + ([f"{value.item():.6g}"] if value is not None
-                                   and value.size == 1 else [])),
+        ("Python", [f"{name}({params})", "traced once", "per signature"]),
+        ("jaxpr", [_n(len(prims), "equation")] + _list(prims, room)),
+        ("StableHLO", [_n(len(ops), "op") + " in @main"] + _list(ops, room)),
+        ("HLO", [f"ENTRY, {_n(n_params, 'param')} +"] + _list(hlo, room)),
+        ("result", shown[:room] + value),
     ]
     svg = flow(boxes, [".trace()", ".lower()", ".compile()", "call"],
                title=f"jax.jit({name}): four stations, each hands you an artefact")
-    caption = (f"jax.jit({name}): Python → jaxpr ({len(prims)} equations) → StableHLO "
-               f"({len(ops)} ops) → HLO ({', '.join(hlo)}) → {', '.join(shown)}")
+    caption = (f"jax.jit({name}): Python → jaxpr ({_n(len(prims), 'equation')}) → "
+               f"StableHLO ({_n(len(ops), 'op')}) → HLO ({', '.join(hlo)}) → "
+               f"{', '.join(shown)}")
     return Picture(svg, caption, facts)
+
+
+def printer_names(jaxpr) -> dict:
+    """Var -> the name `str(jaxpr)` gives it. Read from the printer's own naming context
+    (unused results are _, names in nested and shared jaxprs are counted), by watching
+    core.pp_toplevel_jaxpr create it while it prints."""
+    from jax._src import core
+
+    made = []
+    real = core.JaxprPpContext
+
+    class Watched(real):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            made.append(self)
+
+    core.JaxprPpContext = Watched
+    try:
+        jaxpr.pretty_print()
+    finally:
+        core.JaxprPpContext = real
+    return made[0].var_names
 
 
 def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Picture:
@@ -155,8 +197,9 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
     closed = getattr(jaxpr, "jaxpr", jaxpr)
     inner = getattr(closed, "jaxpr", closed)
     names = list(getattr(inner.debug_info, "arg_names", None) or [])
-    pp = core.JaxprPpContext()     # names given in the printer's order: a, b, c, …
-    name = lambda v: pp.var_names[v]
+    printed = printer_names(inner)
+    name = lambda v: printed[v]
+    lit = lambda x: x.pretty_print(None, print_dtype=False)
     typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
     col: dict = {}                 # Var -> column of the box that defines it
     place: dict = {}               # Var -> (column, row)
@@ -176,7 +219,7 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
             columns.append([])
         title = eqn.primitive.name
         if any(isinstance(x, core.Literal) for x in eqn.invars):   # add(·, 2.0)
-            title += "(" + ", ".join(str(x.val) if isinstance(x, core.Literal) else "·"
+            title += "(" + ", ".join(lit(x) if isinstance(x, core.Literal) else "·"
                                      for x in eqn.invars) + ")"
         outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
         lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
@@ -189,7 +232,7 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
     columns.append([])
     for o in inner.outvars:
         if isinstance(o, core.Literal):
-            columns[out_col].append(("out", [str(o.val)], []))
+            columns[out_col].append(("out", [lit(o)], []))
             continue
         columns[out_col].append(("out", [name(o)], [o]))
         edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o)))
