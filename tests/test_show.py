@@ -187,3 +187,21 @@ def test_pictures_hold_on_awkward_programs():
     from workshop.pictures import hlo_entry                            # a tuple-typed ROOT
     pair = jax.jit(lambda x: (x, x * 2)).lower(jnp.ones(3)).compile()
     assert "tuple" in [op for _, op in hlo_entry(pair)]
+
+
+def test_graph_draws_the_partial_eval_cut_and_refuses_one_it_cannot_draw():
+    from jax._src.interpreters import partial_eval as pe
+    from workshop import show_graph
+    c = jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0)
+    g = show_graph(c, unknowns=[False, True])
+    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(c, [False, True], instantiate=False)
+    assert g.facts["known"] == [e.primitive.name for e in known.eqns] == ["sin"]
+    assert g.facts["unknown"] == [e.primitive.name for e in unknown.eqns]
+    assert g.facts["residuals"] == ["c", "a"] and len(res) == 2
+    assert g.svg.count("stroke-width='4'") == 2 and g.svg.count("stroke-dasharray") == 5
+    # a nested jit is split inside by its own rule: one box cannot be half known
+    nested = jax.make_jaxpr(lambda x, y: jax.jit(lambda a, b: jnp.sin(a) * b)(x, y))(1.0, 2.0)
+    with pytest.raises(ValueError, match="partial evaluation splits this jaxpr as"):
+        show_graph(nested, unknowns=[False, True])
+    with pytest.raises(TypeError, match="needs a ClosedJaxpr"):
+        show_graph(c.jaxpr, unknowns=[False, True])

@@ -186,12 +186,40 @@ def printer_names(jaxpr) -> dict:
     return made[0].var_names
 
 
-def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Picture:
+UNKNOWN_FILL = "#fdebd9"
+
+
+def _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals) -> None:
+    """Raise unless partial_eval_jaxpr_nounits splits `jaxpr` the way the picture does."""
+    from jax._src import core
+    from jax._src.interpreters import partial_eval as pe
+
+    closed = jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else getattr(jaxpr, "jaxpr", None)
+    if not isinstance(closed, core.ClosedJaxpr):
+        raise TypeError("show_graph(..., unknowns=...) needs a ClosedJaxpr "
+                        "(what jax.make_jaxpr returns)")
+    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(closed, unknowns=list(unknowns),
+                                                           instantiate=False)
+    said = ([e.primitive.name for e in known.eqns], [e.primitive.name for e in unknown.eqns],
+            len(res))
+    drew = (known_eqns, unknown_eqns, len(residuals))
+    if said != drew:
+        raise ValueError(f"partial evaluation splits this jaxpr as {said} (known, unknown, "
+                         f"residuals), not as drawn {drew}")
+
+
+def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
+               unknowns: list[bool] | None = None) -> Picture:
     """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
     column after the last equation it reads from, the outputs on the right. Each box names
     the variable it defines and its type (~ marks a weak type, which the text form hides);
     a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
-    bottom, with larger type: for a short jaxpr on a slide."""
+    bottom, with larger type: for a short jaxpr on a slide.
+
+    unknowns (one bit per input) draws partial evaluation's cut: an equation is unknown when
+    any input is, known ones stay blue, unknown ones are orange, and each known value an
+    unknown equation reads is a residual (a thick orange arrow). The split drawn is checked
+    against pe.partial_eval_jaxpr_nounits; a disagreement raises."""
     from jax._src import core
 
     closed = getattr(jaxpr, "jaxpr", jaxpr)
@@ -204,14 +232,19 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
     col: dict = {}                 # Var -> column of the box that defines it
     place: dict = {}               # Var -> (column, row)
     columns: list[list[tuple[str, list[str], list]]] = [[]]
+    bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
+    unk: dict = {}                 # Var -> unknown until later?
+    boxes_unk: dict = {}           # (column, row) -> unknown?
     for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
         const = i < len(inner.constvars)
         arg = "const" if const else (names[i - len(inner.constvars)] if
                                       i - len(inner.constvars) < len(names) else "arg")
         col[v] = 0
         place[v] = (0, len(columns[0]))
+        unk[v] = boxes_unk[place[v]] = bits[i]
         columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
     edges = []
+    known_eqns, unknown_eqns, residuals = [], [], []
     for eqn in inner.eqns:
         ins = [x for x in eqn.invars if not isinstance(x, core.Literal)]
         c = 1 + max((col[x] for x in ins), default=0)
@@ -225,7 +258,16 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
         lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
         row = len(columns[c])
         columns[c].append((title, lines, ins))
-        edges += [(place[x], (c, row), name(x)) for x in ins]
+        u = any(unk[x] for x in ins)
+        boxes_unk[(c, row)] = u
+        (unknown_eqns if u else known_eqns).append(eqn.primitive.name)
+        for x in ins:
+            crossing = u and not unk[x]
+            if crossing and x not in residuals:
+                residuals.append(x)
+            edges.append((place[x], (c, row), name(x), crossing))
+        for o in eqn.outvars:
+            unk[o] = u
         for o in outs:
             col[o], place[o] = c, (c, row)
     out_col = len(columns)
@@ -235,31 +277,45 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
             columns[out_col].append(("out", [lit(o)], []))
             continue
         columns[out_col].append(("out", [name(o)], [o]))
-        edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o)))
+        boxes_unk[(out_col, len(columns[out_col]) - 1)] = unk[o]
+        edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o), False))
+    if unknowns is not None:
+        _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals)
+    top = 34 if unknowns is not None else 0      # a legend line
 
     rows = max(len(c) for c in columns)
     if down:      # levels top to bottom, each level's boxes centred: larger type fits
-        box_w, box_h, across, along, big, small = 270, 62, 30, 34, 20, 18
+        box_w, box_h, across, along, big, small = 270, 56, 30, 28, 20, 18
         span = rows * box_w + (rows - 1) * across
-        width, height = span + 4, len(columns) * (box_h + along) - along + 8
+        pad = 60                   # room on the left for arrows that skip a level
+        width = max(pad + span + 4, 660 if unknowns is not None else 0)
+        height = top + len(columns) * (box_h + along) - along + 8
 
         def xy(c, r):
             n = len(columns[c])
             left = (span - (n * box_w + (n - 1) * across)) / 2
-            return 2 + left + r * (box_w + across), 4 + c * (box_h + along)
+            return pad + left + r * (box_w + across), top + 4 + c * (box_h + along)
     else:
         box_h, vgap, big, small = 56, 26, 15, 14
         width = len(columns) * box_w + (len(columns) - 1) * gap + 4
-        height = rows * box_h + (rows - 1) * vgap + 8
-        xy = lambda c, r: (2 + c * (box_w + gap), 4 + r * (box_h + vgap))
+        height = top + rows * box_h + (rows - 1) * vgap + 8
+        xy = lambda c, r: (2 + c * (box_w + gap), top + 4 + r * (box_h + vgap))
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
            f"width='{width}' style='max-width:100%;height:auto' role='img'>",
            "<defs><marker id='graphhead' viewBox='0 0 10 10' refX='9' refY='5' "
-           "markerWidth='7' markerHeight='7' orient='auto'>"
+           "markerUnits='userSpaceOnUse' markerWidth='11' markerHeight='11' orient='auto'>"
            f"<path d='M0,0 L10,5 L0,10 z' fill='{INK}'/></marker></defs>"]
-    for (c0, r0), (c1, r1), _ in edges:
+    if unknowns is not None:
+        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='16' fill='{INK}'>"
+                   f"blue: known now · <tspan fill='{ACCENT}'>orange: unknown until later"
+                   "</tspan> · thick: residuals</text>")
+    for (c0, r0), (c1, r1), _, crossing in edges:
         (x0, y0), (x1, y1) = xy(c0, r0), xy(c1, r1)
-        if down:
+        if down and c1 - c0 > 1:   # skips a level: round the left side, not through boxes
+            y0, y1, x1 = y0 + box_h / 2, y1 + box_h / 2, x1 - 2
+            bend = min(x0, x1) - 55
+            curve = f"C{bend},{y0} {bend},{y1} {x1},{y1}"
+        elif down:
             x0, y0, x1, y1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2, y1 - 2
             mid = (y0 + y1) / 2
             curve = f"C{x0},{mid} {x1},{mid} {x1},{y1}"
@@ -268,13 +324,17 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
             mid = (x0 + x1) / 2
             curve = f"C{mid},{y0} {mid},{y1} {x1},{y1}"
         out.append(f"<path d='M{x0},{y0} {curve}' fill='none' "
-                   f"stroke='{INK}' stroke-width='1.6' marker-end='url(#graphhead)'/>")
+                   f"stroke='{ACCENT if crossing else INK}' "
+                   f"stroke-width='{4 if crossing else 1.6}' marker-end='url(#graphhead)'/>")
     for c, column in enumerate(columns):
         for r, (title, lines, _) in enumerate(column):
             x, y = xy(c, r)
-            fill = "#fff" if c in (0, out_col) else FILL
+            late = unknowns is not None and boxes_unk[(c, r)]
+            fill = "#fff" if c in (0, out_col) else UNKNOWN_FILL if late else FILL
+            dash = " stroke-dasharray='7 4'" if late else ""
             out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
-                       f"fill='{fill}' stroke='{INK}' stroke-width='2'/>")
+                       f"fill='{fill}' stroke='{ACCENT if late else INK}' "
+                       f"stroke-width='2'{dash}/>")
             out.append(f"<text x='{x + box_w / 2}' y='{y + big + 6}' text-anchor='middle' "
                        f"font-family=\"{MONO}\" font-size='{big}' font-weight='bold' "
                        f"fill='{ACCENT if c in (0, out_col) else INK}'>"
@@ -287,7 +347,10 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54) -> Pi
     out.append("</svg>")
     boxes = [t for column in columns[1:out_col] for t, _, _ in column]
     facts = {"columns": [[t for t, _, _ in column] for column in columns],
-             "edges": [name for _, _, name in edges]}
+             "edges": [e[2] for e in edges]}
+    if unknowns is not None:
+        facts.update(known=known_eqns, unknown=unknown_eqns,
+                     residuals=[name(v) for v in residuals])
     caption = (f"dataflow: {len(columns[0])} input(s) → {len(boxes)} equation(s) in "
                f"{out_col - 1} column(s) → {len(columns[out_col])} output(s)")
     return Picture("\n".join(out), caption, facts)
