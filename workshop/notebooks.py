@@ -4,6 +4,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import nbformat
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,6 @@ The tasks are in exercises/J3-own-the-derivative.ipynb."""
 from __future__ import annotations
 
 import math
-import time
 
 import jax
 import jax.numpy as jnp
