@@ -205,3 +205,32 @@ def test_graph_draws_the_partial_eval_cut_and_refuses_one_it_cannot_draw():
         show_graph(nested, unknowns=[False, True])
     with pytest.raises(TypeError, match="needs a ClosedJaxpr"):
         show_graph(c.jaxpr, unknowns=[False, True])
+
+
+def test_collectives_picture_reads_all_three_replica_group_forms():
+    from xml.etree import ElementTree
+    from workshop import show_collectives
+    from workshop.labs import j4
+    from workshop.pictures import replica_groups
+    cols = [[0, 4], [1, 5], [2, 6], [3, 7]]
+    rows = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert replica_groups("{{0,4},{1,5},{2,6},{3,7}}") == cols
+    assert replica_groups("[4,2]<=[2,4]T(1,0)") == cols and replica_groups("[2,4]<=[8]") == rows
+    assert replica_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_0'}") == cols
+    assert replica_groups("mesh['axis_0'=2,'axis_1'=4] {'axis_1'}") == rows
+    assert replica_groups("mesh['a'=2,'b'=2,'c'=2] {'a','c'}") == [[0, 1, 4, 5], [2, 3, 6, 7]]
+    mesh, _ = j4.make_meshes()
+    seen = {}
+    for text, fn, args in j4._cases():         # what the lab's reader is tried on
+        compiled = jax.jit(fn).lower(*args).compile()
+        pic = show_collectives(compiled, mesh)
+        kinds = {c["kind"] for c in pic.facts["collectives"]}
+        assert kinds == j4.hlo_collectives(compiled) - {"collective-permute"}, text
+        assert all(sorted(sum(c["groups"], [])) == list(range(8))
+                   for c in pic.facts["collectives"]), text      # each device once per op
+        ElementTree.fromstring(pic.svg)
+        seen[text] = pic.facts["collectives"]
+    assert seen["a psum_scatter in shard_map"] == [
+        {"kind": "reduce-scatter", "groups": [list(range(8))]}]
+    with pytest.raises(ValueError, match="2-D mesh"):
+        show_collectives(compiled, jax.make_mesh((8,), ("i",)))

@@ -354,3 +354,95 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     caption = (f"dataflow: {len(columns[0])} input(s) → {len(boxes)} equation(s) in "
                f"{out_col - 1} column(s) → {len(columns[out_col])} output(s)")
     return Picture("\n".join(out), caption, facts)
+
+
+_COLLECTIVE = re.compile(r"%[\w.\-]+ = (?:\([^()]*\)|\S+) "
+                         r"(all-reduce|all-gather|reduce-scatter|all-to-all)"
+                         r"(?:-start)?\(.*?replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
+                         r"(?:T\([\d,]+\))?|mesh\[[^\]]*\] \{[^}]*\})")
+PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
+           "#4e342e"]
+
+
+def replica_groups(text: str) -> list[list[int]]:
+    """The device groups of one replica_groups= value, in any of the three forms the
+    compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or Shardy's
+    mesh['axis_0'=2,'axis_1'=4] {'axis_0'}. Ids are logical: positions in the device
+    assignment."""
+    import numpy as np
+
+    if text.startswith("{{"):
+        return [[int(i) for i in g.split(",") if i] for g in text[2:-2].split("},{")]
+    if text.startswith("["):
+        m = re.fullmatch(r"\[([\d,]+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
+        shape, dims = [list(map(int, g.split(","))) for g in m.groups()[:2]]
+        ids = np.arange(int(np.prod(dims))).reshape(dims)
+        if m.group(3):
+            ids = ids.transpose([int(p) for p in m.group(3).split(",")])
+        return ids.reshape(shape).tolist()
+    m = re.fullmatch(r"mesh\[([^\]]*)\] \{([^}]*)\}", text)
+    axes = re.findall(r"'(\w+)'=(\d+)", m.group(1))
+    names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
+    over = [names.index(a) for a in re.findall(r"'(\w+)'", m.group(2))]
+    rest = [i for i in range(len(names)) if i not in over]
+    ids = np.arange(int(np.prod(sizes))).reshape(sizes).transpose(rest + over)
+    return ids.reshape(-1, int(np.prod([sizes[i] for i in over]))).tolist()
+
+
+def show_collectives(compiled, mesh) -> Picture:
+    """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
+    coloured outline per group of devices that combine their values (read from its
+    replica_groups; collective-permute, which names pairs, is not drawn)."""
+    import numpy as np
+
+    grid = np.asarray(mesh.devices)
+    if grid.ndim != 2:
+        raise ValueError(f"show_collectives draws a 2-D mesh; this one has shape {grid.shape}")
+    rows, cols = grid.shape
+    rows_name, cols_name = (str(a) for a in mesh.axis_names)
+    text, _ = hlo_text(compiled)
+    found = [(kind, replica_groups(groups)) for kind, groups in _COLLECTIVE.findall(text)]
+    cell_w, cell_h, pad, gap = 150, 84, 16, 40
+    panel_w = max(cols * cell_w + 2 * pad, 470)
+    panel_h = 34 + rows * cell_h + 2 * pad
+    width = max(1, len(found)) * panel_w + (max(1, len(found)) - 1) * gap + 4
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {panel_h + 4}' "
+           f"width='{width}' style='max-width:100%;height:auto' role='img'>"]
+    where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
+    for n, (kind, groups) in enumerate(found):
+        x0 = 2 + n * (panel_w + gap)
+        size = {len(g) for g in groups}
+        out.append(f"<text x='{x0}' y='22' font-family=\"{SANS}\" font-size='20' "
+                   f"fill='{INK}'>{html.escape(kind)}: {_n(len(groups), 'group')} of "
+                   f"{'/'.join(map(str, sorted(size)))} · rows {html.escape(rows_name)}, "
+                   f"columns {html.escape(cols_name)}</text>")
+        for i, (r, c) in where.items():
+            x, y = x0 + pad + c * cell_w, 34 + pad + r * cell_h
+            out.append(f"<rect x='{x + 10}' y='{y + 10}' width='{cell_w - 20}' "
+                       f"height='{cell_h - 20}' rx='6' fill='{FILL}' stroke='{INK}'/>")
+            out.append(f"<text x='{x + cell_w / 2}' y='{y + cell_h / 2 + 7}' "
+                       f"text-anchor='middle' font-family=\"{MONO}\" font-size='20' "
+                       f"fill='{INK}'>dev {grid.flat[i].id}</text>")
+        for k, group in enumerate(groups):
+            colour = PALETTE[k % len(PALETTE)]
+            rs, cs = [where[i][0] for i in group], [where[i][1] for i in group]
+            box = (max(rs) - min(rs) + 1) * (max(cs) - min(cs) + 1) == len(group)
+            if box:      # the group is a block of the grid: outline it
+                x = x0 + pad + min(cs) * cell_w + 3
+                y = 34 + pad + min(rs) * cell_h + 3
+                out.append(f"<rect x='{x}' y='{y}' width='{(max(cs) - min(cs) + 1) * cell_w - 6}'"
+                           f" height='{(max(rs) - min(rs) + 1) * cell_h - 6}' rx='10' "
+                           f"fill='none' stroke='{colour}' stroke-width='3' "
+                           "stroke-dasharray='8 4'/>")
+            else:        # scattered: join its devices in order
+                pts = " ".join(f"{x0 + pad + where[i][1] * cell_w + cell_w / 2},"
+                               f"{34 + pad + where[i][0] * cell_h + cell_h / 2}" for i in group)
+                out.append(f"<polyline points='{pts}' fill='none' stroke='{colour}' "
+                           "stroke-width='3' stroke-dasharray='8 4'/>")
+    if not found:
+        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
+                   f"fill='{INK}'>no collective: every device works alone</text>")
+    out.append("</svg>")
+    facts = {"collectives": [{"kind": k, "groups": g} for k, g in found]}
+    caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
+    return Picture("\n".join(out), caption, facts)
