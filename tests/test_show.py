@@ -234,3 +234,25 @@ def test_collectives_picture_reads_all_three_replica_group_forms():
         {"kind": "reduce-scatter", "groups": [list(range(8))]}]
     with pytest.raises(ValueError, match="2-D mesh"):
         show_collectives(compiled, jax.make_mesh((8,), ("i",)))
+
+
+def test_tree_picture_has_one_box_per_treedef_node():
+    import collections
+    from jax import tree_util as tu
+    from workshop import show_tree
+    Pair = collections.namedtuple("Pair", "x y")
+    trees = [[1.0, None, (2.0, {"b": 3.0, "a": 4.0})],
+             {"w": jnp.ones((3, 2)), "b": Pair(jnp.zeros(2), 7), "n": None, "e": []},
+             5, [], (None,)]
+    for tree in trees:
+        pic = show_tree(tree)
+        treedef = tu.tree_structure(tree)
+        assert pic.facts["nodes"] == treedef.num_nodes, tree
+        assert len(pic.facts["leaves"]) == treedef.num_leaves, tree
+        assert pic.svg.count("<rect") == treedef.num_nodes
+    pic = show_tree(trees[1])
+    assert pic.facts["leaves"] == ["f32[2]", "7", "f32[3,2]"]       # dict keys sorted
+    assert pic.facts["keys"] == ["['b']", ".x", ".y", "['e']", "['n']", "['w']"]
+    # is_leaf stops the flattening: the tuple is one leaf
+    cut = show_tree(trees[0], is_leaf=lambda n: isinstance(n, tuple))
+    assert cut.facts["nodes"] == 4 and cut.facts["leaves"][-1].startswith("(2.0")

@@ -446,3 +446,99 @@ def show_collectives(compiled, mesh) -> Picture:
     facts = {"collectives": [{"kind": k, "groups": g} for k, g in found]}
     caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
     return Picture("\n".join(out), caption, facts)
+
+
+def show_tree(tree, is_leaf=None) -> Picture:
+    """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
+    None as an empty node, leaves numbered in flatten order) and each edge labelled with the
+    key on the leaf paths (tree_flatten_with_path)."""
+    import jax
+    from jax import tree_util as tu
+
+    treedef = tu.tree_structure(tree, is_leaf=is_leaf)
+    none_too = (lambda x: x is None or is_leaf(x)) if is_leaf else (lambda x: x is None)
+    paths = [p for p, _ in tu.tree_flatten_with_path(tree, is_leaf=none_too)[0]]
+    values = iter(tu.tree_leaves(tree, is_leaf=is_leaf))
+    nodes, edges = [], []          # node: (x, depth, title, detail, kind); edge: (i, j, key)
+    leaf_no = iter(range(treedef.num_leaves))
+    spot = iter(range(len(paths) + treedef.num_nodes))   # left-to-right slots
+
+    def show(v):
+        try:
+            return jax.typeof(v).str_short(short_dtypes=True) if hasattr(v, "shape") else repr(v)
+        except TypeError:
+            return type(v).__name__
+
+    def walk(t, at: int, depth: int) -> tuple[int, float]:
+        """Draw treedef `t`, whose first position is paths[at]; return (positions, x)."""
+        data = t.node_data()
+        me = len(nodes)
+        if data is None:                                   # a leaf
+            nodes.append([next(spot), depth, f"leaf {next(leaf_no)}", show(next(values)),
+                          "leaf"])
+            return 1, nodes[me][0]
+        kind, aux = data
+        if kind is type(None):
+            nodes.append([next(spot), depth, "None", "no leaves", "none"])
+            return 1, nodes[me][0]
+        nodes.append([None, depth, kind.__name__, "", "node"])
+        used, xs = 0, []
+        for i, child in enumerate(t.children()):
+            j = len(nodes)
+            n, x = walk(child, at + used, depth + 1)
+            if n:                      # the key on the paths through this child
+                key = tu.keystr((paths[at + used][depth],))
+            elif isinstance(aux, (list, tuple)) and len(aux) == len(t.children()):
+                key = tu.keystr((tu.DictKey(aux[i]),))      # an empty child of a dict
+            elif hasattr(kind, "_fields"):
+                key = f".{kind._fields[i]}"                 # … of a namedtuple
+            else:
+                key = f"[{i}]"
+            edges.append((me, j, key))
+            used += n
+            xs.append(x)
+        if not xs:
+            nodes[me][0] = next(spot)
+        else:
+            nodes[me][0] = sum(xs) / len(xs)
+        return used, nodes[me][0]
+
+    walk(treedef, 0, 0)
+    box_w, box_h, slot, level = 150, 56, 172, 100
+    slots = max(n[0] for n in nodes) + 1
+    depth = max(n[1] for n in nodes) + 1
+    width, height = slots * slot + 4, depth * level - (level - box_h) + 8
+    xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
+    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+           f"width='{width}' style='max-width:100%;height:auto' role='img'>"]
+    for i, j, key in edges:
+        (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
+        x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
+        out.append(f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y1}' stroke='{INK}' "
+                   "stroke-width='1.6'/>")
+        out.append(f"<text x='{(x0 + x1) / 2 + 6}' y='{(y0 + y1) / 2 + 5}' "
+                   f"font-family=\"{MONO}\" font-size='16' fill='{ACCENT}' "
+                   f"stroke='#fff' stroke-width='4' paint-order='stroke'>"
+                   f"{html.escape(_fit(key, slot, 16))}</text>")
+    for n in nodes:
+        x, y = xy(n)
+        _, _, title, detail, kind = n
+        fill = {"leaf": FILL, "none": "#fff", "node": "#fff"}[kind]
+        dash = " stroke-dasharray='6 4'" if kind == "none" else ""
+        out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
+                   f"fill='{fill}' stroke='{INK}' stroke-width='2'{dash}/>")
+        out.append(f"<text x='{x + box_w / 2}' y='{y + (23 if detail else 34)}' "
+                   f"text-anchor='middle' font-family=\"{MONO}\" font-size='17' font-weight='bold' "
+                   f"fill='{INK}'>{html.escape(_fit(title, box_w - 10, 17))}</text>")
+        if detail:
+            out.append(f"<text x='{x + box_w / 2}' y='{y + 45}' text-anchor='middle' "
+                       f"font-family=\"{MONO}\" font-size='15' fill='#222'>"
+                       f"{html.escape(_fit(detail, box_w - 10))}</text>")
+    out.append("</svg>")
+    edges.sort(key=lambda e: e[1])                        # in the treedef's order
+    facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
+             "keys": [k for _, _, k in edges]}
+    caption = (f"pytree: {len(nodes)} nodes, {treedef.num_leaves} leaves: "
+               + ", ".join(tu.keystr(p) for p, _ in tu.tree_flatten_with_path(
+                   tree, is_leaf=is_leaf)[0]))
+    return Picture("\n".join(out), caption, facts)
