@@ -256,3 +256,22 @@ def test_tree_picture_has_one_box_per_treedef_node():
     # is_leaf stops the flattening: the tuple is one leaf
     cut = show_tree(trees[0], is_leaf=lambda n: isinstance(n, tuple))
     assert cut.facts["nodes"] == 4 and cut.facts["leaves"][-1].startswith("(2.0")
+
+
+def test_collectives_with_device_ids_or_pairs_are_drawn_or_named_never_dropped():
+    import numpy as np
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from workshop import show_collectives
+    from workshop.pictures import replica_groups
+    assert replica_groups("mesh['axis_0'=2,'axis_1'=2,'axis_2'=2], device_ids=([2,4]T(1,0)) "
+                          "{'axis_0'}") == [[0, 2], [4, 6], [1, 3], [5, 7]]
+    m = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.arange(32.0), NamedSharding(m, P("y")))
+    pic = show_collectives(jax.jit(lambda v: v.reshape(2, 16).sum(0)).lower(a).compile(), m)
+    assert [c["kind"] for c in pic.facts["collectives"]] == ["all-reduce", "all-gather"]
+    shift = jax.shard_map(lambda v: jax.lax.ppermute(v, "y", [(i, (i + 1) % 4) for i in range(4)]),
+                          mesh=m, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(m, P("x", "y")))
+    pairs = show_collectives(jax.jit(shift).lower(x).compile(), m)
+    assert pairs.facts == {"collectives": [], "not_drawn": ["collective-permute"]}
+    assert "not drawn: collective-permute" in pairs.svg

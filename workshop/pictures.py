@@ -219,7 +219,9 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     unknowns (one bit per input) draws partial evaluation's cut: an equation is unknown when
     any input is, known ones stay blue, unknown ones are orange, and each known value an
     unknown equation reads is a residual (a thick orange arrow). The split drawn is checked
-    against pe.partial_eval_jaxpr_nounits; a disagreement raises."""
+    against pe.partial_eval_jaxpr_nounits (the primitives on each side, the number of
+    residuals); a disagreement raises, as for a nested jit, cond or scan, which pe splits
+    inside."""
     from jax._src import core
 
     closed = getattr(jaxpr, "jaxpr", jaxpr)
@@ -232,6 +234,9 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     col: dict = {}                 # Var -> column of the box that defines it
     place: dict = {}               # Var -> (column, row)
     columns: list[list[tuple[str, list[str], list]]] = [[]]
+    if unknowns is not None and len(unknowns) != len(inner.invars):
+        raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
+                         f"{len(inner.invars)} input(s)")
     bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
     unk: dict = {}                 # Var -> unknown until later?
     boxes_unk: dict = {}           # (column, row) -> unknown?
@@ -359,16 +364,19 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
 _COLLECTIVE = re.compile(r"%[\w.\-]+ = (?:\([^()]*\)|\S+) "
                          r"(all-reduce|all-gather|reduce-scatter|all-to-all)"
                          r"(?:-start)?\(.*?replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
-                         r"(?:T\([\d,]+\))?|mesh\[[^\]]*\] \{[^}]*\})")
+                         r"(?:T\([\d,]+\))?|mesh\[[^\]]*\](?:, device_ids=\([^()]*(?:\([\d,]*\))?\))?"
+                         r" \{[^}]*\})")
+_ANY_COLLECTIVE = re.compile(r"%[\w.\-]+ = (?:\([^()]*\)|\S+) (all-reduce|all-gather|"
+                             r"reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
 PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
            "#4e342e"]
 
 
 def replica_groups(text: str) -> list[list[int]]:
     """The device groups of one replica_groups= value, in any of the three forms the
-    compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or Shardy's
-    mesh['axis_0'=2,'axis_1'=4] {'axis_0'}. Ids are logical: positions in the device
-    assignment."""
+    compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or the mesh-axes form
+    mesh['axis_0'=2,'axis_1'=4] {'axis_0'} (optionally with device_ids=([2,4]T(1,0)), the
+    ids in mesh order). Ids are logical: positions in the device assignment."""
     import numpy as np
 
     if text.startswith("{{"):
@@ -380,19 +388,26 @@ def replica_groups(text: str) -> list[list[int]]:
         if m.group(3):
             ids = ids.transpose([int(p) for p in m.group(3).split(",")])
         return ids.reshape(shape).tolist()
-    m = re.fullmatch(r"mesh\[([^\]]*)\] \{([^}]*)\}", text)
+    m = re.fullmatch(r"mesh\[([^\]]*)\](?:, device_ids=\((.*)\))? \{([^}]*)\}", text)
     axes = re.findall(r"'(\w+)'=(\d+)", m.group(1))
     names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
-    over = [names.index(a) for a in re.findall(r"'(\w+)'", m.group(2))]
+    over = [names.index(a) for a in re.findall(r"'(\w+)'", m.group(3))]
     rest = [i for i in range(len(names)) if i not in over]
-    ids = np.arange(int(np.prod(sizes))).reshape(sizes).transpose(rest + over)
+    ids = np.arange(int(np.prod(sizes)))
+    if m.group(2):                 # the device ids, in mesh order: an iota, maybe transposed
+        d = re.fullmatch(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", m.group(2))
+        ids = ids.reshape([int(k) for k in d.group(1).split(",")])
+        if d.group(2):
+            ids = ids.transpose([int(p) for p in d.group(2).split(",")])
+    ids = ids.reshape(sizes).transpose(rest + over)
     return ids.reshape(-1, int(np.prod([sizes[i] for i in over]))).tolist()
 
 
 def show_collectives(compiled, mesh) -> Picture:
     """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
     coloured outline per group of devices that combine their values (read from its
-    replica_groups; collective-permute, which names pairs, is not drawn)."""
+    replica_groups). A collective it cannot draw (collective-permute names pairs, not
+    groups) is listed as not drawn, never dropped silently."""
     import numpy as np
 
     grid = np.asarray(mesh.devices)
@@ -402,6 +417,8 @@ def show_collectives(compiled, mesh) -> Picture:
     rows_name, cols_name = (str(a) for a in mesh.axis_names)
     text, _ = hlo_text(compiled)
     found = [(kind, replica_groups(groups)) for kind, groups in _COLLECTIVE.findall(text)]
+    every = _ANY_COLLECTIVE.findall(text)
+    left = sorted(set(every) - {k for k, _ in found}) if len(every) != len(found) else []
     cell_w, cell_h, pad, gap = 150, 84, 16, 40
     panel_w = max(cols * cell_w + 2 * pad, 470)
     panel_h = 34 + rows * cell_h + 2 * pad
@@ -440,25 +457,31 @@ def show_collectives(compiled, mesh) -> Picture:
                 out.append(f"<polyline points='{pts}' fill='none' stroke='{colour}' "
                            "stroke-width='3' stroke-dasharray='8 4'/>")
     if not found:
+        say = ("not drawn: " + ", ".join(left) if left
+               else "no collective: every device works alone")
         out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
-                   f"fill='{INK}'>no collective: every device works alone</text>")
+                   f"fill='{INK}'>{html.escape(say)}</text>")
+    elif left:
+        out.append(f"<text x='2' y='{panel_h + 2}' font-family=\"{SANS}\" font-size='14' "
+                   f"fill='{INK}'>not drawn: {html.escape(', '.join(left))}</text>")
     out.append("</svg>")
-    facts = {"collectives": [{"kind": k, "groups": g} for k, g in found]}
+    facts = {"collectives": [{"kind": k, "groups": g} for k, g in found], "not_drawn": left}
     caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
     return Picture("\n".join(out), caption, facts)
 
 
 def show_tree(tree, is_leaf=None) -> Picture:
     """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
-    None as an empty node, leaves numbered in flatten order) and each edge labelled with the
-    key on the leaf paths (tree_flatten_with_path)."""
+    None as an empty node, leaves numbered in flatten order) and each edge labelled with its
+    key: the one on the leaf paths (tree_flatten_with_path) where the child holds leaves,
+    else flatten_one_level_with_keys' (whose namedtuple keys are wrong on 0.10.2: every
+    field is named after the first, so a namedtuple's own _fields are used)."""
     import jax
     from jax import tree_util as tu
 
     treedef = tu.tree_structure(tree, is_leaf=is_leaf)
     none_too = (lambda x: x is None or is_leaf(x)) if is_leaf else (lambda x: x is None)
     paths = [p for p, _ in tu.tree_flatten_with_path(tree, is_leaf=none_too)[0]]
-    values = iter(tu.tree_leaves(tree, is_leaf=is_leaf))
     nodes, edges = [], []          # node: (x, depth, title, detail, kind); edge: (i, j, key)
     leaf_no = iter(range(treedef.num_leaves))
     spot = iter(range(len(paths) + treedef.num_nodes))   # left-to-right slots
@@ -469,31 +492,30 @@ def show_tree(tree, is_leaf=None) -> Picture:
         except TypeError:
             return type(v).__name__
 
-    def walk(t, at: int, depth: int) -> tuple[int, float]:
-        """Draw treedef `t`, whose first position is paths[at]; return (positions, x)."""
+    def walk(t, value, at: int, depth: int) -> tuple[int, float]:
+        """Draw treedef `t` of `value`, whose first position is paths[at]; return
+        (positions, x)."""
         data = t.node_data()
         me = len(nodes)
         if data is None:                                   # a leaf
-            nodes.append([next(spot), depth, f"leaf {next(leaf_no)}", show(next(values)),
-                          "leaf"])
+            nodes.append([next(spot), depth, f"leaf {next(leaf_no)}", show(value), "leaf"])
             return 1, nodes[me][0]
-        kind, aux = data
+        kind, _ = data
         if kind is type(None):
             nodes.append([next(spot), depth, "None", "no leaves", "none"])
             return 1, nodes[me][0]
         nodes.append([None, depth, kind.__name__, "", "node"])
+        kids = list(tu.flatten_one_level_with_keys(value)[0])
         used, xs = 0, []
         for i, child in enumerate(t.children()):
             j = len(nodes)
-            n, x = walk(child, at + used, depth + 1)
+            n, x = walk(child, kids[i][1], at + used, depth + 1)
             if n:                      # the key on the paths through this child
                 key = tu.keystr((paths[at + used][depth],))
-            elif isinstance(aux, (list, tuple)) and len(aux) == len(t.children()):
-                key = tu.keystr((tu.DictKey(aux[i]),))      # an empty child of a dict
             elif hasattr(kind, "_fields"):
-                key = f".{kind._fields[i]}"                 # … of a namedtuple
+                key = f".{kind._fields[i]}"
             else:
-                key = f"[{i}]"
+                key = tu.keystr((kids[i][0],))
             edges.append((me, j, key))
             used += n
             xs.append(x)
@@ -503,7 +525,7 @@ def show_tree(tree, is_leaf=None) -> Picture:
             nodes[me][0] = sum(xs) / len(xs)
         return used, nodes[me][0]
 
-    walk(treedef, 0, 0)
+    walk(treedef, tree, 0, 0)
     box_w, box_h, slot, level = 150, 56, 172, 100
     slots = max(n[0] for n in nodes) + 1
     depth = max(n[1] for n in nodes) + 1
