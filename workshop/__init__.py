@@ -11,5 +11,6 @@ from .show import (Shown, show_cost, show_hlo, show_jaxpr, show_source, show_sta
                    trim)
 
 __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",
-           "show_stablehlo", "show_hlo", "show_cost", "show_stations", "show_graph", "show_collectives", "show_tree", "Picture", "trim", "Shown", "refuses",
-           "ClaimFailed"]
+           "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
+           "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
+           "Picture"]

@@ -361,13 +361,10 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     return Picture("\n".join(out), caption, facts)
 
 
-_COLLECTIVE = re.compile(r"%[\w.\-]+ = (?:\([^()]*\)|\S+) "
-                         r"(all-reduce|all-gather|reduce-scatter|all-to-all)"
-                         r"(?:-start)?\(.*?replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
-                         r"(?:T\([\d,]+\))?|mesh\[[^\]]*\](?:, device_ids=\([^()]*(?:\([\d,]*\))?\))?"
-                         r" \{[^}]*\})")
-_ANY_COLLECTIVE = re.compile(r"%[\w.\-]+ = (?:\([^()]*\)|\S+) (all-reduce|all-gather|"
-                             r"reduce-scatter|all-to-all|collective-permute)(?:-start)?\(")
+_GROUPED = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
+_REPLICA_GROUPS = re.compile(r"replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
+                             r"(?:T\([\d,]+\))?|mesh\[[^\]]*\](?:, device_ids=\([^()]*"
+                             r"(?:\([\d,]*\))?\))? \{[^}]*\})")
 PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
            "#4e342e"]
 
@@ -415,10 +412,17 @@ def show_collectives(compiled, mesh) -> Picture:
         raise ValueError(f"show_collectives draws a 2-D mesh; this one has shape {grid.shape}")
     rows, cols = grid.shape
     rows_name, cols_name = (str(a) for a in mesh.axis_names)
-    text, _ = hlo_text(compiled)
-    found = [(kind, replica_groups(groups)) for kind, groups in _COLLECTIVE.findall(text)]
-    every = _ANY_COLLECTIVE.findall(text)
-    left = sorted(set(every) - {k for k, _ in found}) if len(every) != len(found) else []
+    found, left = [], []           # (kind, groups) drawn; kinds that name no groups
+    for line in hlo_text(compiled)[0].split("\n"):
+        m = _HLO_OP.match(line)
+        kind = m and m.group(2).removesuffix("-start")
+        if kind in _GROUPED + ("collective-permute",):
+            groups = _REPLICA_GROUPS.search(line) if kind in _GROUPED else None
+            if groups:
+                found.append((kind, replica_groups(groups.group(1))))
+            else:
+                left.append(kind)
+    left = sorted(set(left))
     cell_w, cell_h, pad, gap = 150, 84, 16, 40
     panel_w = max(cols * cell_w + 2 * pad, 470)
     panel_h = 34 + rows * cell_h + 2 * pad
