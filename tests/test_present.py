@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pytest
 
 from workshop import browser, notebooks as nbs
-from workshop.present import free_port
+from workshop.present import call, free_port, session_for
 
 SHOTS = nbs.ROOT / "build" / "screenshots"
 
@@ -90,9 +90,24 @@ def presenting():
     stop_present(proc)
 
 
-def rise_url_for(url: str, deck) -> str:
+def open_deck(url: str, deck) -> tuple[str, str | None]:
+    """The RISE address of `deck` on the server behind `url`, and the session started for it
+    the way present starts one (None for the deck present itself opened)."""
     rel = deck.relative_to(nbs.ROOT).as_posix()
-    return re.sub(r"/rise/[^?]+", f"/rise/{rel}", url)
+    if f"/rise/{rel}?" in url:
+        return url, None
+    u = urlparse(url)
+    base, token = f"{u.scheme}://{u.netloc}", u.query.split("token=")[1]
+    session = session_for(base, token, rel)["id"]
+    return re.sub(r"/rise/[^?]+", f"/rise/{rel}", url), session
+
+
+def close_session(url: str, session: str | None) -> None:
+    """Shut the deck's kernel down once its test is over: six JAX kernels at once is load."""
+    if session:
+        u = urlparse(url)
+        call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1],
+             f"/api/sessions/{session}", method="DELETE")
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
@@ -113,7 +128,8 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
             offsite.append(route.request.url)
             route.abort()
     page.route("**/*", guard)
-    page.goto(rise_url_for(url, deck))
+    deck_url, session = open_deck(url, deck)
+    page.goto(deck_url)
     page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
     leaves = page.evaluate(
         "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
@@ -133,6 +149,7 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
     page.close()
+    close_session(url, session)
     assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
 
 

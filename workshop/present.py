@@ -38,6 +38,23 @@ def list_decks() -> str:
     return "\n".join(rows)
 
 
+def call(base: str, token: str, path: str, body: dict | None = None,
+         method: str | None = None):
+    """One request to a Jupyter server's REST API, with its token; the JSON answer."""
+    req = urllib.request.Request(
+        base + path, method=method or ("POST" if body is not None else "GET"),
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read() or b"null")
+
+
+def session_for(base: str, token: str, rel: str) -> dict:
+    """A session for the notebook, so RISE finds its kernel already running."""
+    return call(base, token, "/api/sessions", {"path": rel, "name": Path(rel).name,
+                                               "type": "notebook", "kernel": {"name": "python3"}})
+
+
 class Server:
     """A JupyterLab process on loopback; `stop()` always ends it."""
 
@@ -58,13 +75,7 @@ class Server:
                                      start_new_session=True)
 
     def api(self, path: str, body: dict | None = None):
-        req = urllib.request.Request(
-            self.base + path, method="POST" if body is not None else "GET",
-            data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": f"token {self.token}",
-                     "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.loads(r.read() or b"null")
+        return call(self.base, self.token, path, body)
 
     def wait_ready(self, timeout: float = 90) -> None:
         end = time.monotonic() + timeout
@@ -79,9 +90,7 @@ class Server:
         raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; see {LOG}")
 
     def start_kernel_for(self, rel: str) -> None:
-        """A session for the notebook, so RISE finds its kernel already running."""
-        self.api("/api/sessions", {"path": rel, "name": Path(rel).name, "type": "notebook",
-                                   "kernel": {"name": "python3"}})
+        session_for(self.base, self.token, rel)
 
     def rise_url(self, rel: str) -> str:
         return f"{self.base}/rise/{rel}?token={self.token}"
