@@ -127,6 +127,11 @@ def cmd_doctor(args) -> int:
     return doctor.main()
 
 
+def cmd_drift(args) -> int:
+    from . import drift
+    return drift.main(args.version, args.python, args.notebooks)
+
+
 def cmd_present(args) -> int:
     from . import present
     return present.main(args.deck, port=args.port, open_browser=not args.no_browser)
@@ -149,6 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     f.set_defaults(fn=cmd_fmt)
     d = sub.add_parser("doctor", help="check this machine for presenting and following along")
     d.set_defaults(fn=cmd_doctor)
+    dr = sub.add_parser("drift", help="run every notebook on another JAX; name each slide "
+                                      "and cell whose claim broke")
+    dr.add_argument("version", nargs="?", help="a JAX release, e.g. 0.10.2 (a side "
+                                                "environment in build/drift/, reused)")
+    dr.add_argument("--python", help="run in this interpreter instead (it has JAX already)")
+    dr.add_argument("--only", dest="notebooks", action="append", default=[],
+                    metavar="NOTEBOOK", help="only this notebook (01, J1, a path); repeatable")
+    dr.set_defaults(fn=cmd_drift)
     pr = sub.add_parser("present", help="open a deck in RISE (JupyterLab on 127.0.0.1)")
     pr.add_argument("deck", nargs="?", help="03, 3 or a name; none lists the decks")
     pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-PINNED_JAX = "0.10.2"   # tests/test_env.py checks this against environment/requirements.lock
+PINNED_JAX = "0.12.0.1"   # tests/test_env.py checks this against environment/requirements.lock
 N_DEVICES = 8
 
 

@@ -40,11 +40,11 @@ def main() -> int:
     r = Report()
     print("JAX Core, From the Inside: doctor")
     v = sys.version_info
-    if v[:2] == (3, 11):
+    if v[:2] in ((3, 12), (3, 13)):
         r.ok("Python", sys.version.split()[0])
     else:
-        r.bad("Python", f"{v.major}.{v.minor} (the kit is pinned to 3.11)",
-              "install Python 3.11 and run scripts/setup --force")
+        r.bad("Python", f"{v.major}.{v.minor} (JAX {PINNED_JAX} needs Python 3.12 or 3.13)",
+              "install Python 3.12 or 3.13 and run scripts/setup --force")
     have, pins = env.installed(), env.pins()
     for name in KEY:
         got, want = have.get(name), pins.get(name)

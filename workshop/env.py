@@ -16,11 +16,16 @@ def canon(name: str) -> str:
 
 
 def pins(lock: Path | None = None) -> dict[str, str]:
-    """{package: version} for every `name==version` line of the lock."""
+    """{package: version} for every `name==version` line of the lock that applies here (the
+    lock is universal: a line such as `appnope==1.0.0 ; sys_platform == 'darwin'` is not)."""
+    from packaging.markers import Marker
     out = {}
     for line in (lock or LOCK).read_text().splitlines():
         m = _PIN.match(line)
         if m:
+            marker = line.split(";", 1)[1].rstrip(" \\") if ";" in line else ""
+            if marker.strip() and not Marker(marker.strip()).evaluate():
+                continue
             out[canon(m.group(1))] = m.group(2)
     return out
 

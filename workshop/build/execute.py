@@ -35,6 +35,7 @@ class Result:
     pages: int = 0                 # of the PDFs exported from it
     export_seconds: float = 0.0
     status: str = ""               # "current": inputs unchanged, neither run nor exported
+    stopped: str = ""              # allow_errors: why the run ended before the last cell
 
     @property
     def ok(self) -> bool:
@@ -50,18 +51,37 @@ def _cell_seconds(cell) -> float:
     return max((parse(b) - parse(a)).total_seconds(), 0.0)
 
 
-def execute(nb, name: str, cwd: Path) -> tuple[Result, object]:
-    """Run `nb` top to bottom in a fresh kernel of this Python; never raises for a cell error."""
+def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
+            preamble: str | None = None) -> tuple[Result, object]:
+    """Run `nb` top to bottom in a fresh kernel of this Python; never raises for a cell error.
+
+    allow_errors: go on past a failing cell (the error stays in its outputs); a timeout or a
+    dead kernel still stops the run. preamble: code run in the kernel first, as a cell that is
+    removed again, so the cell indices of the result are the notebook's own.
+    """
     import nbclient
+    import nbformat
     from ..kernel import fresh_kernel_manager
 
     result = Result(name=name, cells=len(nb.cells))
     t0 = time.perf_counter()
+    if preamble:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
     with fresh_kernel_manager() as km:
         client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
-                                         allow_errors=False, record_timing=True,
+                                         allow_errors=allow_errors, record_timing=True,
                                          resources={"metadata": {"path": str(cwd)}})
         failure = _run(client)
+    if preamble:
+        first = nb.cells.pop(0)
+        if failure is not None and any(o.get("output_type") == "error"
+                                       for o in first.get("outputs", [])):
+            raise RuntimeError(f"{name}: the preamble failed: {failure}")
+    if allow_errors and failure is not None:
+        result.stopped = failure   # a timeout or a dead kernel: the cells after it never ran
+    elif allow_errors:
+        failure = next((f"{o['ename']}: {o['evalue']}" for c in nb.cells
+                        for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
     if failure is not None:
         idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                     and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
@@ -92,7 +112,7 @@ def _run(client) -> str | None:
 
 
 def _job(args):
-    path, section = args
+    path, section, opts = args
     path = Path(path)
     nb = nbs.read(path)
     name = nbs.short(path)
@@ -100,19 +120,20 @@ def _job(args):
         sec = nbs.sections(nb)[section]
         nb = nbs.section_notebook(nb, sec)
         name = f"{name} § {sec.title}"
-    result, executed = execute(nb, name, path.parent)
+    result, executed = execute(nb, name, path.parent, **opts)
     import nbformat
     return asdict(result), nbformat.writes(executed)
 
 
-def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL):
+def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **opts):
     """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel.
 
-    Returns [(Result, executed notebook JSON)] in the order of `jobs`.
+    opts go to `execute` (allow_errors, preamble). Returns [(Result, executed notebook JSON)]
+    in the order of `jobs`.
     """
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=parallel, mp_context=ctx) as pool:
-        out = list(pool.map(_job, [(str(p), s) for p, s in jobs]))
+        out = list(pool.map(_job, [(str(p), s, opts) for p, s in jobs]))
     return [(_result(d), text) for d, text in out]
 
 
