@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import workshop
-from workshop import notebooks as nbs
+from workshop import drift, notebooks as nbs
 from workshop.build import execute
 
 
@@ -35,7 +35,10 @@ def job_id(job) -> str:
 class Runs(dict):
     """{(path, section-or-None): (Result, executed notebook JSON)}. The first lookup runs, two
     kernels at a time, every job the selected tests ask for (so `pytest -k 03-jit` runs only
-    deck 03's jobs); a job no selected test named runs when it is first looked up."""
+    deck 03's jobs); a job no selected test named runs when it is first looked up.
+
+    Runs go to the end as drift runs them (errors allowed, asserts explained), so one run
+    proves both that a notebook is clean and that drift reports nothing on the pinned JAX."""
 
     def __init__(self, wanted):
         super().__init__()
@@ -43,7 +46,8 @@ class Runs(dict):
 
     def __missing__(self, job):
         todo = [j for j in JOBS if j not in self and (j in self.wanted or j == job)]
-        self.update(zip(todo, execute.run_many(todo)))
+        self.update(zip(todo, execute.run_many(todo, allow_errors=True,
+                                                preamble=drift.PREAMBLE)))
         return self[job]
 
 

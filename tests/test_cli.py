@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from workshop import SetupError, notebooks as nbs
+from workshop import PINNED_JAX, SetupError, notebooks as nbs
 from workshop.devices import banner
 from workshop.kernel import run_code as run_in_fresh_kernel
 
@@ -54,28 +54,28 @@ def test_setup_after_the_backend_started_says_restart_in_one_line():
 def test_setup_in_a_fresh_kernel_prints_one_banner():
     out = run_in_fresh_kernel("import workshop; workshop.setup(); workshop.setup()")
     assert out.split("\n") == [out.split("\n")[0]] * 2
-    assert "JAX 0.10.2 · 8 CPU devices" in out and "⚠" not in out
+    assert f"JAX {PINNED_JAX} · 8 CPU devices" in out and "⚠" not in out
 
 
 def test_banner_warns_when_jax_is_not_the_pinned_one():
     line = banner("0.9.0", 8, "cpu")
-    assert "⚠" in line and "pinned to JAX 0.10.2" in line and "JAX 0.9.0" in line
+    assert "⚠" in line and f"pinned to JAX {PINNED_JAX}" in line and "JAX 0.9.0" in line
 
 
 def test_doctor_is_green_here():
     p = wk("doctor")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "all green" in p.stdout and "✓ fresh kernel: JAX 0.10.2 · 8 CPU devices" in p.stdout
+    assert "all green" in p.stdout and f"✓ fresh kernel: JAX {PINNED_JAX} · 8 CPU devices" in p.stdout
 
 
 def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
     from workshop import doctor, env
     lock = tmp_path / "requirements.lock"
-    lock.write_text(env.LOCK.read_text().replace("jax==0.10.2", "jax==0.9.0"))
+    lock.write_text(env.LOCK.read_text().replace(f"jax=={PINNED_JAX}", "jax==0.9.0"))
     monkeypatch.setattr(env, "LOCK", lock)
     # only the lock comparison is under test here; the slow probes are tested above
-    monkeypatch.setattr(doctor, "fresh_kernel_devices", lambda: "JAX 0.10.2 · 8 CPU devices")
+    monkeypatch.setattr(doctor, "fresh_kernel_devices", lambda: f"JAX {PINNED_JAX} · 8 CPU devices")
     monkeypatch.setattr(doctor, "_jupyter", lambda *a: "")
     assert doctor.main() == 1
     out = capsys.readouterr().out
-    assert "✗ jax: 0.10.2 (lock: 0.9.0)" in out and "fix: run scripts/setup --force" in out
+    assert f"✗ jax: {PINNED_JAX} (lock: 0.9.0)" in out and "fix: run scripts/setup --force" in out

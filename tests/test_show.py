@@ -203,8 +203,17 @@ def test_graph_draws_the_partial_eval_cut_and_refuses_one_it_cannot_draw():
     nested = jax.make_jaxpr(lambda x, y: jax.jit(lambda a, b: jnp.sin(a) * b)(x, y))(1.0, 2.0)
     with pytest.raises(ValueError, match="partial evaluation splits this jaxpr as"):
         show_graph(nested, unknowns=[False, True])
-    with pytest.raises(TypeError, match="needs a ClosedJaxpr"):
-        show_graph(c.jaxpr, unknowns=[False, True])
+    # one class on 0.12: the consts ride on the jaxpr (drawn known), .jaxpr is the jaxpr itself
+    assert c.jaxpr is c and show_graph(c.jaxpr, unknowns=[False, True]).facts == g.facts
+    scale = jnp.arange(3.0)
+    f = lambda x, y: x * scale + y * scale
+    k = jax.make_jaxpr(f)(jnp.ones(3), 2.0)
+    assert len(k.consts) == 1 and k.constvars == k.all_invars[:1]
+    kg = show_graph(k, unknowns=[False, True])                # the const crosses the cut
+    assert kg.facts["residuals"] == ["a", "d"] and kg.facts["known"] == ["mul"]
+    assert show_graph(jax.jit(f).trace(jnp.ones(3), 2.0), unknowns=[False, True]).facts == kg.facts
+    with pytest.raises(TypeError, match="needs a jaxpr"):
+        show_graph(jax.jit(f).lower(jnp.ones(3), 2.0), unknowns=[False, True])
 
 
 def test_collectives_picture_reads_all_three_replica_group_forms():

@@ -129,7 +129,9 @@ def cmd_doctor(args) -> int:
 
 def cmd_drift(args) -> int:
     from . import drift
-    return drift.main(args.version, args.python, args.notebooks)
+    from pathlib import Path
+    return drift.main(args.version, args.python, args.notebooks,
+                      Path(args.report) if args.report else drift.DRIFT)
 
 
 def cmd_present(args) -> int:
@@ -161,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     dr.add_argument("--python", help="run in this interpreter instead (it has JAX already)")
     dr.add_argument("--only", dest="notebooks", action="append", default=[],
                     metavar="NOTEBOOK", help="only this notebook (01, J1, a path); repeatable")
+    dr.add_argument("--report", metavar="DIR", help="write the report here (default build/drift)")
     dr.set_defaults(fn=cmd_drift)
     pr = sub.add_parser("present", help="open a deck in RISE (JupyterLab on 127.0.0.1)")
     pr.add_argument("deck", nargs="?", help="03, 3 or a name; none lists the decks")

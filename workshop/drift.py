@@ -36,22 +36,23 @@ _JAX_PIN = re.compile(r"^(jax|jaxlib)==")
 # Run in each kernel before the notebook: a check cell's failed assert then says what it saw
 # (pytest's assertion rewriting, as in a test), not a bare AssertionError.
 PREAMBLE = """\
-import ast as _ast
-try:
-    from _pytest.assertion.rewrite import rewrite_asserts as _rewrite
-except ImportError:
-    _rewrite = None
-if _rewrite is not None:
-    class _ExplainAsserts(_ast.NodeTransformer):
+def _explain_asserts():
+    import ast
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+    except ImportError:
+        return
+
+    class ExplainAsserts(ast.NodeTransformer):
         # only the cell's top-level asserts, each rewritten on its own: the rest of the cell
         # compiles exactly as written
         def visit(self, node):
             body = []
             for stmt in node.body:
-                if isinstance(stmt, _ast.Assert):
-                    one = _ast.Module(body=[stmt], type_ignores=[])
-                    _rewrite(one, b"")
-                    for n in _ast.walk(one):   # the rewrite's own line ranges can be invalid
+                if isinstance(stmt, ast.Assert):
+                    one = ast.Module(body=[stmt], type_ignores=[])
+                    rewrite_asserts(one, b"")
+                    for n in ast.walk(one):   # the rewrite's own line ranges can be invalid
                         if hasattr(n, "lineno"):
                             n.lineno = n.end_lineno = stmt.lineno
                             n.col_offset = n.end_col_offset = 0
@@ -60,8 +61,9 @@ if _rewrite is not None:
                     body.append(stmt)
             node.body = body
             return node
-    get_ipython().ast_transformers.append(_ExplainAsserts())
-del _ast
+    get_ipython().ast_transformers.append(ExplainAsserts())
+_explain_asserts()
+del _explain_asserts
 """
 
 KINDS = ("check", "lab", "refuses", "anchor", "stopped", "error")
@@ -101,7 +103,7 @@ def classify(nb, index: int, lab: bool) -> Break | None:
     elif ename == "LookupError" and evalue.startswith("show_source:"):
         kind, detail = "anchor", _first_lines(evalue, 1)
     elif is_check and ename == "AssertionError" and lab and ".check(" in cell.source:
-        verdict = re.search(r"✗ Not yet: [^\n]*", evalue)
+        verdict = re.search(r"✗ Not yet: .*?(?=\\n|\n|$)", evalue)
         kind = "lab"
         detail = ("its own check rejects the solution: " +
                   (verdict.group(0)[:240] if verdict else _first_lines(evalue)))
@@ -243,21 +245,26 @@ def render(report: dict, differs: list[str]) -> str:
     return "\n".join(out)
 
 
-def main(version: str | None, python: str | None, names: list[str]) -> int:
+def main(version: str | None, python: str | None, names: list[str],
+         report_dir: Path = DRIFT) -> int:
     paths = nbs.select(names)
     for p in paths:
         nbs.read(p)   # a corrupt notebook is named before anything is installed
     if python:
         py = Path(python)
-        if subprocess.run([str(py), "-c", "import jax, nbclient"],
-                          capture_output=True).returncode != 0:
+        try:
+            works = subprocess.run([str(py), "-c", "import jax, nbclient"],
+                                   capture_output=True, timeout=120).returncode == 0
+        except OSError:
+            works = False
+        if not works:
             raise nbs.KitError(f"{python} is not a Python with jax and nbclient installed")
     elif version:
         py = side_env(version)
     else:
         raise nbs.KitError("name a JAX version (drift 0.10.2) or an interpreter (--python PATH)")
-    DRIFT.mkdir(parents=True, exist_ok=True)
-    tmp = DRIFT / f".report-{os.getpid()}.json"
+    report_dir.mkdir(parents=True, exist_ok=True)
+    tmp = report_dir / f".report-{os.getpid()}.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(nbs.ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
     print(f"drift: running {len(paths)} notebook(s) to the end with {py}", file=sys.stderr)
@@ -273,11 +280,11 @@ def main(version: str | None, python: str | None, names: list[str]) -> int:
         raise nbs.KitError(f"asked for JAX {version}, but {py} has JAX {report['jax']}")
     text = render(report, _differs(py))
     name = f"jax-{report['jax']}"
-    (DRIFT / f"{name}.md").write_text(text + "\n", encoding="utf-8")
-    (DRIFT / f"{name}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n",
+    (report_dir / f"{name}.md").write_text(text + "\n", encoding="utf-8")
+    (report_dir / f"{name}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     print(text)
-    print(f"drift: report in {nbs.short(DRIFT / (name + '.md'))}")
+    print(f"drift: report in {nbs.short(report_dir / (name + '.md'))}")
     return 1 if any(nb["breaks"] for nb in report["notebooks"]) else 0
 
 

@@ -231,7 +231,7 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
 # --------------------------------------------------------------------------- four stations
 
 def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
-    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, a ClosedJaxpr or a Jaxpr."""
+    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, or a `core.Jaxpr`."""
     jaxpr = getattr(obj, "jaxpr", obj)
     n = len(getattr(jaxpr, "eqns", getattr(getattr(jaxpr, "jaxpr", None), "eqns", [])))
     return trim(str(jaxpr), max_lines, width, title=f"jaxpr · {n} equations")

@@ -54,7 +54,7 @@ def _check_count(count_eqns) -> str:
     if not callable(count_eqns):
         raise Wrong("pass your function itself: q2.check(count_eqns)")
     for f, args, _ in _COUNT_CASES:
-        want = len(jax.make_jaxpr(f)(*args).jaxpr.eqns)
+        want = len(jax.make_jaxpr(f)(*args).eqns)
         got = count_eqns(f, *args)
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
             raise Wrong(f"count_eqns should return an int, it returned {type(got).__name__}")
@@ -66,7 +66,7 @@ def _check_count(count_eqns) -> str:
 
 
 q2 = Task(LAB, 2, "Count the equations", _check_count, [
-    "jax.make_jaxpr(f)(*args) gives a ClosedJaxpr; its .jaxpr has a list of equations.",
+    "jax.make_jaxpr(f)(*args) gives a core.Jaxpr; its .eqns is the list of equations.",
     "Count only the top level: a nested jit is one equation, whatever its body holds; "
     "the printed text has lines that are not equations.",
 ])

@@ -14,14 +14,16 @@ from . import Task, Wrong, close
 LAB = "J3"
 
 
-def _eqns(jaxpr):
-    """Every equation of a jaxpr, sub-jaxprs (scan bodies, remat bodies, ...) included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+def _eqns(jaxpr: core.Jaxpr):
+    """Every equation of a jaxpr, sub-jaxprs (scan bodies, remat bodies, ...) included.
+    Since JAX 0.12 there is no ClosedJaxpr: make_jaxpr gives a core.Jaxpr that carries its
+    consts, and so does every jaxpr in an equation's params (custom_vjp_call's call_jaxpr,
+    scan's and remat2's jaxpr, cond's tuple of branches)."""
     for e in jaxpr.eqns:
         yield e
         for v in e.params.values():
             for sub in (v if isinstance(v, (tuple, list)) else [v]):
-                if isinstance(sub, (core.ClosedJaxpr, core.Jaxpr)):
+                if isinstance(sub, core.Jaxpr):
                     yield from _eqns(sub)
 
 
@@ -34,7 +36,7 @@ def _is_own_custom_vjp(fn, *args) -> bool:
     whose outputs are the jaxpr's outputs (a thin wrapper around one)."""
     if isinstance(fn, jax.custom_vjp):
         return True
-    jaxpr = jax.make_jaxpr(fn)(*args).jaxpr
+    jaxpr = jax.make_jaxpr(fn)(*args)
     return (len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name == "custom_vjp_call"
             and list(jaxpr.outvars) == list(jaxpr.eqns[0].outvars))
 

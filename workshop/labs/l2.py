@@ -76,7 +76,7 @@ q1 = Task(LAB, 1, "An evaluator", _check_eval, [
     "equation's outvars; a core.Literal is its own value (.val).",
     "Apply an equation with eqn.primitive.bind(*values, **eqn.params); when "
     "primitive.multiple_results is True it returns a list. For `jit`, run "
-    "eqn.params['jaxpr'] (a ClosedJaxpr) with your own function.",
+    "eqn.params['jaxpr'] (a core.Jaxpr with its own .consts) with your own function.",
 ])
 
 
@@ -107,7 +107,7 @@ def _check_count(count_prims) -> str:
         raise Wrong("pass your function itself: q2.check(count_prims)")
     for f, args in _COUNT_CASES:
         closed = jax.make_jaxpr(f)(*args)
-        want = reference_count(closed.jaxpr)
+        want = reference_count(closed)
         got = count_prims(closed)
         try:
             got = Counter(dict(got))
