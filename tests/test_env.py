@@ -48,3 +48,20 @@ def test_jupyterlab_marks_no_extension_incompatible_and_rise_is_enabled():
     text = out.stdout + out.stderr
     assert "jupyterlab-rise" in text and "mathjax3" not in text
     assert "incompatible" not in text and " X" not in text, text
+
+
+OLDEST = ("3.12.0", "3.13.0")   # the oldest patch release of each Python the README claims
+
+
+def test_every_locked_package_admits_the_oldest_pythons_claimed():
+    from importlib import metadata
+
+    from packaging.specifiers import SpecifierSet
+    checked, refuse = 0, []
+    for name in env.pins():
+        req = metadata.metadata(name).get("Requires-Python")
+        checked += 1
+        for oldest in OLDEST:
+            if req and oldest not in SpecifierSet(req):
+                refuse.append(f"{name} needs Python {req}, not {oldest}")
+    assert checked == len(env.pins()) > 50 and refuse == []
