@@ -189,16 +189,23 @@ def printer_names(jaxpr) -> dict:
 UNKNOWN_FILL = "#fdebd9"
 
 
+def _jaxpr_of(x):
+    """The core.Jaxpr to draw: `x` itself (what jax.make_jaxpr returns: one class, its consts
+    attached) or the one a jit trace holds (jax.jit(f).trace(...).jaxpr)."""
+    from jax._src import core
+
+    jaxpr = x if isinstance(x, core.Jaxpr) else getattr(x, "jaxpr", None)
+    if not isinstance(jaxpr, core.Jaxpr):
+        raise TypeError(f"show_graph needs a jaxpr (what jax.make_jaxpr returns) or a jit "
+                        f"trace, not a {type(x).__name__}")
+    return jaxpr
+
+
 def _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals) -> None:
     """Raise unless partial_eval_jaxpr_nounits splits `jaxpr` the way the picture does."""
-    from jax._src import core
     from jax._src.interpreters import partial_eval as pe
 
-    closed = jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else getattr(jaxpr, "jaxpr", None)
-    if not isinstance(closed, core.ClosedJaxpr):
-        raise TypeError("show_graph(..., unknowns=...) needs a ClosedJaxpr "
-                        "(what jax.make_jaxpr returns)")
-    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(closed, unknowns=list(unknowns),
+    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(jaxpr, unknowns=list(unknowns),
                                                            instantiate=False)
     said = ([e.primitive.name for e in known.eqns], [e.primitive.name for e in unknown.eqns],
             len(res))
@@ -216,16 +223,15 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
     bottom, with larger type: for a short jaxpr on a slide.
 
-    unknowns (one bit per input) draws partial evaluation's cut: an equation is unknown when
-    any input is, known ones stay blue, unknown ones are orange, and each known value an
-    unknown equation reads is a residual (a thick orange arrow). The split drawn is checked
-    against pe.partial_eval_jaxpr_nounits (the primitives on each side, the number of
-    residuals); a disagreement raises, as for a nested jit, cond or scan, which pe splits
-    inside."""
+    unknowns (one bit per input; the consts the jaxpr carries are known) draws partial
+    evaluation's cut: an equation is unknown when any input is, known ones stay blue, unknown
+    ones are orange, and each known value an unknown equation reads is a residual (a thick
+    orange arrow). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
+    primitives on each side, the number of residuals); a disagreement raises, as for a nested
+    jit, cond or scan, which pe splits inside."""
     from jax._src import core
 
-    closed = getattr(jaxpr, "jaxpr", jaxpr)
-    inner = getattr(closed, "jaxpr", closed)
+    inner = _jaxpr_of(jaxpr)
     names = list(getattr(inner.debug_info, "arg_names", None) or [])
     printed = printer_names(inner)
     name = lambda v: printed[v]
@@ -285,7 +291,7 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
         boxes_unk[(out_col, len(columns[out_col]) - 1)] = unk[o]
         edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o), False))
     if unknowns is not None:
-        _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals)
+        _split(inner, unknowns, known_eqns, unknown_eqns, residuals)
     top = 34 if unknowns is not None else 0      # a legend line
 
     rows = max(len(c) for c in columns)
@@ -372,8 +378,9 @@ PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9
 def replica_groups(text: str) -> list[list[int]]:
     """The device groups of one replica_groups= value, in any of the three forms the
     compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or the mesh-axes form
-    mesh['axis_0'=2,'axis_1'=4] {'axis_0'} (optionally with device_ids=([2,4]T(1,0)), the
-    ids in mesh order). Ids are logical: positions in the device assignment."""
+    mesh['x'=2,'y'=4] {'x'} (XLA on 0.12 writes the mesh's own axis names; optionally with
+    device_ids=([2,4]T(1,0)), the ids in mesh order). Ids are logical: positions in the
+    device assignment."""
     import numpy as np
 
     if text.startswith("{{"):
@@ -478,8 +485,8 @@ def show_tree(tree, is_leaf=None) -> Picture:
     """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
     None as an empty node, leaves numbered in flatten order) and each edge labelled with its
     key: the one on the leaf paths (tree_flatten_with_path) where the child holds leaves,
-    else flatten_one_level_with_keys' (whose namedtuple keys are wrong on 0.10.2: every
-    field is named after the first, so a namedtuple's own _fields are used)."""
+    else flatten_one_level_with_keys' (on jaxlib 0.12 it names a namedtuple's fields
+    right; 0.10.2's named every field after the first)."""
     import jax
     from jax import tree_util as tu
 
@@ -516,8 +523,6 @@ def show_tree(tree, is_leaf=None) -> Picture:
             n, x = walk(child, kids[i][1], at + used, depth + 1)
             if n:                      # the key on the paths through this child
                 key = tu.keystr((paths[at + used][depth],))
-            elif hasattr(kind, "_fields"):
-                key = f".{kind._fields[i]}"
             else:
                 key = tu.keystr((kids[i][0],))
             edges.append((me, j, key))
