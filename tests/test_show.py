@@ -262,6 +262,11 @@ def test_tree_picture_has_one_box_per_treedef_node():
     pic = show_tree(trees[1])
     assert pic.facts["leaves"] == ["f32[2]", "7", "f32[3,2]"]       # dict keys sorted
     assert pic.facts["keys"] == ["['b']", ".x", ".y", "['e']", "['n']", "['w']"]
+    # a namedtuple whose children hold no leaves keeps each field's own key (the case
+    # flatten_one_level_with_keys got wrong on 0.10.2)
+    Three = collections.namedtuple("Three", "a b c")
+    empty = show_tree(Three(None, [], 1.0))
+    assert empty.facts["keys"] == [".a", ".b", ".c"], empty.facts["keys"]
     # is_leaf stops the flattening: the tuple is one leaf
     cut = show_tree(trees[0], is_leaf=lambda n: isinstance(n, tuple))
     assert cut.facts["nodes"] == 4 and cut.facts["leaves"][-1].startswith("(2.0")
