@@ -79,3 +79,35 @@ def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkey
     assert doctor.main() == 1
     out = capsys.readouterr().out
     assert f"✗ jax: {PINNED_JAX} (lock: 0.9.0)" in out and "fix: run scripts/setup --force" in out
+
+
+def _setup_copy(tmp_path):
+    """scripts/setup in a scratch kit, with a PATH whose python3.12 and python3.13 are shims
+    that refuse to run (as pyenv's do when another version is selected)."""
+    import shutil
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "environment").mkdir()
+    shutil.copy(nbs.ROOT / "scripts" / "setup", tmp_path / "scripts" / "setup")
+    (tmp_path / "environment" / "requirements.lock").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for name in ("python3.12", "python3.13", "python3"):
+        (shims / name).write_text("#!/bin/sh\necho 'pyenv: no such command' >&2\nexit 127\n")
+        (shims / name).chmod(0o755)
+    return {"PATH": f"{shims}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+
+
+def test_setup_without_python_312_or_313_says_what_to_install(tmp_path):
+    env = _setup_copy(tmp_path)
+    p = subprocess.run(["bash", str(tmp_path / "scripts" / "setup")], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.strip().count("\n") == 0, p.stderr
+    assert "Python 3.12 or 3.13 not found" in p.stderr and "python3.12-venv" in p.stderr
+    assert not (tmp_path / ".venv").exists()
+    bad = subprocess.run(["bash", str(tmp_path / "scripts" / "setup")],
+                         env={**env, "WORKSHOP_PYTHON": "/bin/false"},
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "WORKSHOP_PYTHON=/bin/false is not a working" in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0
