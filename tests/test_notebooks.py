@@ -80,3 +80,25 @@ def test_only_sections_the_whole_run_repeats_are_left_out():
     extra = nbformat.v4.new_code_cell("x = 1")
     nb.cells.insert(nbs.setup_index(nb) + 1, extra)
     assert not nbs.covered_by_whole_run(nb, nbs.sections(nb)[0])
+
+
+@pytest.mark.parametrize("code, says", [
+    ("import time; time.sleep(30)", "timed out: the cell ran past 3 s"),
+    ("import os; os._exit(3)", "the kernel died while the cell ran"),
+])
+def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path, code, says):
+    import time
+
+    from workshop import drift
+    monkeypatch.setattr(execute, "CELL_TIMEOUT", 3)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## A slide"), nbformat.v4.new_code_cell("1"),
+                nbformat.v4.new_code_cell(code), nbformat.v4.new_code_cell("2")]
+    t0 = time.perf_counter()
+    result, ran = execute.execute(nb, "hangs", tmp_path, allow_errors=True)
+    assert time.perf_counter() - t0 < 25, "the timeout was enforced"
+    assert result.stopped == says and not result.ok
+    assert result.failure.cell == 2 and result.failure.title == "A slide"
+    # drift names it as the cell where the run stopped
+    (b,) = drift.breaks_in(tmp_path / "hangs.ipynb", ran, result.stopped)
+    assert (b.cell, b.kind, b.title, b.detail) == (2, "stopped", "A slide", says)

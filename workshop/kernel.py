@@ -6,16 +6,24 @@ import tempfile
 
 
 @contextlib.contextmanager
-def fresh_kernel_manager():
-    """A KernelManager (not started) whose kernel is always shut down afterwards."""
-    from jupyter_client.manager import KernelManager
+def fresh_kernel_manager(asynchronous: bool = False):
+    """A KernelManager (not started) whose kernel is always shut down afterwards.
+
+    asynchronous: an AsyncKernelManager, for nbclient. With a blocking manager nbclient's
+    event loop is frozen while it waits for a reply, so its cell timeout never fires and a dead
+    kernel is never noticed (a 140 s cell under a 120 s timeout came back "ok").
+    """
+    from jupyter_client.manager import AsyncKernelManager, KernelManager
+    from jupyter_core.utils import run_sync
+    cls = AsyncKernelManager if asynchronous else KernelManager
     with tempfile.TemporaryDirectory(prefix="workshop-kernel-") as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/ipc")
+        km = cls(kernel_name="python3", transport="ipc", ip=f"{sockets}/ipc")
         try:
             yield km
         finally:
             if km.has_kernel:
-                km.shutdown_kernel(now=True)
+                stop = run_sync(km.shutdown_kernel) if asynchronous else km.shutdown_kernel
+                stop(now=True)
 
 
 def run_code(code: str, timeout: float = 60) -> str:

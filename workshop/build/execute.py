@@ -67,7 +67,7 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     t0 = time.perf_counter()
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
-    with fresh_kernel_manager() as km:
+    with fresh_kernel_manager(asynchronous=True) as km:
         client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
                                          allow_errors=allow_errors, record_timing=True,
                                          resources={"metadata": {"path": str(cwd)}})
@@ -102,12 +102,16 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
 
 
 def _run(client) -> str | None:
-    """Execute; None on success, else the last line of what went wrong."""
+    """Execute; None on success, else one line of what went wrong."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     try:
         client.execute()
         return None
-    except (CellExecutionError, CellTimeoutError, DeadKernelError) as e:
+    except CellTimeoutError:
+        return f"timed out: the cell ran past {client.timeout} s"
+    except DeadKernelError:
+        return "the kernel died while the cell ran"
+    except CellExecutionError as e:
         return str(e).strip().split("\n")[-1]
 
 
