@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from pypdf import PdfReader
 
-from workshop import browser, notebooks as nbs
+from workshop import PINNED_JAX, browser, notebooks as nbs
 from workshop.build import handouts, render
 
 SOURCES = nbs.all_notebooks()
@@ -95,7 +95,8 @@ def test_reading_handout_has_notes_bookmarks_and_footer(deck):
     title = nb.metadata.workshop.title
     last = _lig(reader.pages[-1].extract_text())
     n = len(reader.pages)
-    assert re.search(rf"{re.escape(title)} · JAX 0\.10\.2 · built \d{{4}}-\d{{2}}-\d{{2}}", last)
+    assert re.search(rf"{re.escape(title)} · JAX {re.escape(PINNED_JAX)} · built "
+                     rf"\d{{4}}-\d{{2}}-\d{{2}}", last)
     assert f"{n} / {n}" in last
 
 

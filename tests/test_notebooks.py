@@ -100,5 +100,5 @@ def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path,
     assert result.stopped == says and not result.ok
     assert result.failure.cell == 2 and result.failure.title == "A slide"
     # drift names it as the cell where the run stopped
-    (b,) = drift.breaks_in(tmp_path / "hangs.ipynb", ran, result.stopped)
+    (b,) = drift.breaks_in(tmp_path / "hangs.ipynb", ran, result.stopped, result.failure.cell)
     assert (b.cell, b.kind, b.title, b.detail) == (2, "stopped", "A slide", says)

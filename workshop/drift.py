@@ -118,8 +118,9 @@ def classify(nb, index: int, lab: bool) -> Break | None:
     return Break("", index, nbs.title_at(nb, index), kind, detail, first[:100])
 
 
-def breaks_in(path: Path, nb, stopped: str | None = None) -> list[Break]:
-    """Every broken cell of an executed notebook, in order; `stopped`: why the run ended early."""
+def breaks_in(path: Path, nb, stopped: str | None = None, at: int = 0) -> list[Break]:
+    """Every broken cell of an executed notebook, in order; `stopped`: why the run ended early,
+    in cell `at`."""
     lab = bool(re.match(r"[JL]\d", path.stem))
     out = []
     for i in range(len(nb.cells)):
@@ -128,11 +129,11 @@ def breaks_in(path: Path, nb, stopped: str | None = None) -> list[Break]:
             b.notebook = nbs.short(path)
             out.append(b)
     if stopped:
-        last = max((i for i, c in enumerate(nb.cells) if c.get("metadata", {}).get("execution")),
-                   default=0)
-        if not any(b.cell == last for b in out):
-            out.append(Break(nbs.short(path), last, nbs.title_at(nb, last), "stopped",
-                             _first_lines(stopped, 1), ""))
+        out = [b for b in out if b.cell != at]
+        first = next((r for r in nb.cells[at].source.split("\n") if r.strip()), "")
+        out.append(Break(nbs.short(path), at, nbs.title_at(nb, at), "stopped",
+                         _first_lines(stopped, 1), first[:100]))
+        out.sort(key=lambda b: b.cell)
     return out
 
 
@@ -150,7 +151,8 @@ def inside(paths: list[Path], out: Path) -> None:
         nb = nbformat.reads(text, as_version=4)
         report["notebooks"].append({
             "path": nbs.short(p), "cells": len(nb.cells), "seconds": round(res.seconds, 1),
-            "breaks": [asdict(b) for b in breaks_in(p, nb, res.stopped or None)]})
+            "breaks": [asdict(b) for b in breaks_in(
+                p, nb, res.stopped or None, res.failure.cell if res.failure else 0)]})
     out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
 
 

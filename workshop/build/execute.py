@@ -71,24 +71,27 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
                                          allow_errors=allow_errors, record_timing=True,
                                          resources={"metadata": {"path": str(cwd)}})
-        failure = _run(client)
+        started: list[int] = []
+        client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
+        failure, halted = _run(client)
+    last_started = max(started[-1] - (1 if preamble else 0), 0) if started else 0
     if preamble:
         first = nb.cells.pop(0)
         if failure is not None and any(o.get("output_type") == "error"
                                        for o in first.get("outputs", [])):
             raise RuntimeError(f"{name}: the preamble failed: {failure}")
-    if allow_errors and failure is not None:
+    if allow_errors and halted:
         result.stopped = failure   # a timeout or a dead kernel: the cells after it never ran
     elif allow_errors:
         failure = next((f"{o['ename']}: {o['evalue']}" for c in nb.cells
                         for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
     if failure is not None:
-        idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
-                    and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-                   None)
-        if idx is None:   # timeout or dead kernel: the last cell that started
-            idx = max((i for i, c in enumerate(nb.cells)
-                       if c.get("metadata", {}).get("execution")), default=0)
+        if halted:   # a timeout or a dead kernel: the cell that was running
+            idx = last_started
+        else:        # the first cell that raised
+            idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                        and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+                       last_started)
         err = next((f"{o['ename']}: {o['evalue']}" for o in nb.cells[idx].get("outputs", [])
                     if o.get("output_type") == "error"), failure)
         result.failure = Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])
@@ -101,18 +104,19 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     return result, nb
 
 
-def _run(client) -> str | None:
-    """Execute; None on success, else one line of what went wrong."""
+def _run(client) -> tuple[str | None, bool]:
+    """Execute; (None, False) on success, else (one line of what went wrong, whether the run
+    halted: a timeout or a dead kernel, rather than a cell that raised)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     try:
         client.execute()
-        return None
+        return None, False
     except CellTimeoutError:
-        return f"timed out: the cell ran past {client.timeout} s"
+        return f"timed out: the cell ran past {client.timeout} s", True
     except DeadKernelError:
-        return "the kernel died while the cell ran"
+        return "the kernel died while the cell ran", True
     except CellExecutionError as e:
-        return str(e).strip().split("\n")[-1]
+        return str(e).strip().split("\n")[-1], False
 
 
 def _job(args):
