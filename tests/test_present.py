@@ -153,6 +153,17 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
     assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
 
 
+def test_presenting_never_autosaves_the_committed_deck(presenting):
+    # JupyterLab autosaves a notebook two minutes after a cell runs: the server present starts
+    # has autosave off (its own settings folder), so the deck's outputs are never written
+    u = urlparse(presenting["url"])
+    got = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1],
+               "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+    assert got["settings"]["autosave"] is False, got["settings"]
+    for deck in nbs.decks():
+        assert deck.read_text(encoding="utf-8") == nbs.normalised(nbs.read(deck)), deck.name
+
+
 def test_ctrl_c_stops_the_server_cleanly(presenting):
     # runs after the decks (pytest keeps the file's order): the server that served them all
     assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
@@ -167,3 +178,39 @@ def test_present_lists_decks_and_refuses_a_wrong_name():
     wrong = run("99")
     assert wrong.returncode == 2 and "'99' is not a deck of the kit" in wrong.stderr
     assert "01-run-it-first" in wrong.stderr
+
+
+def _kernel_processes(kernel_id: str) -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if f"kernel-{kernel_id}".encode() in f.read():
+                    pids.append(int(d))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig):
+    port = free_port()
+    proc, url = start_present("01", port)
+    u = urlparse(url)
+    kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
+    assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
+    proc.send_signal(sig)
+    proc.wait(30)
+    assert not port_open(port), f"the server still listens after {sig.name}"
+    end = time.monotonic() + 10
+    while _kernel_processes(kernels[0]["id"]) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert _kernel_processes(kernels[0]["id"]) == [], f"the kernel outlived {sig.name}"
+
+
+def test_a_port_out_of_range_is_one_line():
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--port", "70000"], capture_output=True, text=True, cwd=nbs.ROOT,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+    assert "--port 70000: pick a port from 1024 to 65535" in p.stderr

@@ -2,13 +2,16 @@
 
 The server runs from this Python (the pinned env), listens on loopback only, and requires
 Jupyter's token (random, passed through the environment so it is not in `ps`). The notebook's
-kernel is started before the browser opens. Ctrl-C stops the server.
+kernel is started before the browser opens. Autosave is off for this server (its own settings
+folder), so running cells never rewrites the committed deck. Ctrl-C, SIGTERM and SIGHUP (the
+terminal closed) all stop the server and its kernels. Each server has its own log.
 """
 from __future__ import annotations
 
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -21,7 +24,10 @@ from pathlib import Path
 from . import notebooks as nbs
 
 HOST = "127.0.0.1"
-LOG = nbs.ROOT / "build" / "present.log"
+LOGS = nbs.ROOT / "build" / "present"
+# JupyterLab's per-user settings for this server only: no autosave, so presenting (running
+# cells) never writes outputs into the committed deck; the presenter's own settings are untouched
+SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
 
 
 def free_port() -> int:
@@ -58,15 +64,25 @@ def session_for(base: str, token: str, rel: str) -> dict:
 class Server:
     """A JupyterLab process on loopback; `stop()` always ends it."""
 
-    def __init__(self, port: int | None = None, log: Path = LOG):
+    def __init__(self, port: int | None = None, log: Path | None = None):
+        if port is not None and not 1024 <= port <= 65535:
+            raise nbs.KitError(f"--port {port}: pick a port from 1024 to 65535 "
+                               "(or leave it out for a free one)")
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(log, "w")
+        self.log = log or LOGS / f"{self.port}.log"     # one log per server
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log, "w")
+        self.settings = self.log.with_suffix(".settings")
+        for rel, value in SETTINGS.items():
+            f = self.settings / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(json.dumps(value))
         cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
-               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}"]
+               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
+               f"--LabApp.user_settings_dir={self.settings}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token)
@@ -81,13 +97,15 @@ class Server:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); see {LOG}")
+                raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); "
+                                   f"see {nbs.short(self.log)}")
             try:
                 self.api("/api/status")
                 return
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.25)
-        raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; see {LOG}")
+        raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; "
+                           f"see {nbs.short(self.log)}")
 
     def start_kernel_for(self, rel: str) -> None:
         session_for(self.base, self.token, rel)
@@ -116,19 +134,25 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True) -
     rel = path.relative_to(nbs.ROOT).as_posix()
     t0 = time.monotonic()
     server = Server(port)
+
+    def ended(signum, frame):   # the terminal closed or a kill: stop as on Ctrl-C
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, ended)
     try:
         server.wait_ready()
         server.start_kernel_for(rel)
         url = server.rise_url(rel)
         print(f"present: {rel} in RISE at\n  {url}", flush=True)
         print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
-              f"{nbs.short(LOG)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the server.",
-              flush=True)
+              f"{nbs.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
+              "server.", flush=True)
         if open_browser:
             webbrowser.open(url)
         while server.proc.poll() is None:
             time.sleep(0.5)
-        print(f"present: JupyterLab exited ({server.proc.returncode}); see {nbs.short(LOG)}")
+        print(f"present: JupyterLab exited ({server.proc.returncode}); "
+              f"see {nbs.short(server.log)}")
         return 1
     except KeyboardInterrupt:
         print("\npresent: stopping the server", flush=True)
