@@ -111,3 +111,16 @@ def test_setup_without_python_312_or_313_says_what_to_install(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "WORKSHOP_PYTHON=/bin/false is not a working" in bad.stderr
     assert bad.stderr.strip().count("\n") == 0
+
+
+def test_build_refuses_a_deck_that_would_show_notes_on_a_slide(tmp_path):
+    import nbformat
+    nb = nbs.read(nbs.decks()[0])
+    i = next(k for k, c in enumerate(nb.cells) if nbs.slide_type(c) == "notes")
+    del nb.cells[i].metadata["slideshow"]
+    copy = tmp_path / "01-copy.ipynb"
+    nbformat.write(nb, copy)
+    p = wk("build", "--no-pdf", str(copy))
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr
+    assert f"01-copy.ipynb: cell {i} has no slide type" in p.stderr
+    assert "it would show on the slide" in p.stderr

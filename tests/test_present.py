@@ -214,3 +214,17 @@ def test_a_port_out_of_range_is_one_line():
                        timeout=60)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
     assert "--port 70000: pick a port from 1024 to 65535" in p.stderr
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
+    import stat
+    from workshop.present import Server
+    server = Server.__new__(Server)             # only its log path is needed here
+    server.log = tmp_path / "1234.log"
+    url = presenting["url"]
+    uri = server.opener(url)
+    token = urlparse(url).query.split("token=")[1]
+    assert uri.startswith("file://") and token not in uri
+    page = tmp_path / "1234.open.html"
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600
+    assert f"url={url}" in page.read_text().replace("&amp;", "&")

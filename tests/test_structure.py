@@ -37,6 +37,20 @@ def test_setup_cell_first_and_known_tags(path):
     assert nb.metadata.kernelspec.name == "python3"
 
 
+@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+def test_nothing_for_the_author_reaches_the_audience(path):
+    assert nbs.audience_problems(nbs.read(path)) == []   # the rule the build enforces
+
+
+def test_the_audience_rule_names_a_cell_without_a_slide_type():
+    nb = nbs.read(DECKS[0])
+    del nb.cells[3].metadata["slideshow"]
+    nb.cells[5].metadata["tags"] = ["chek"]
+    got = nbs.audience_problems(nb)
+    assert len(got) == 2 and got[0].startswith("cell 3 has no slide type")
+    assert "unknown tag(s) ['chek']" in got[1]
+
+
 @pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
 def test_every_cell_has_a_slide_type(deck):
     for i, cell in enumerate(nbs.read(deck).cells):

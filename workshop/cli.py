@@ -23,8 +23,11 @@ def cmd_build(args) -> int:
         print("  fix: scripts/setup --force")
         return 1
     paths = nbs.select(args.notebooks)
-    for p in paths:
-        nbs.read(p)   # a corrupt notebook is named before any kernel starts
+    for p in paths:   # a corrupt notebook, or one that would show the audience author
+        problems = nbs.audience_problems(nbs.read(p))   # material, is named before any kernel
+        if problems:
+            raise nbs.KitError(f"{nbs.short(p)}: {problems[0]}"
+                               + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     pdf = not args.no_pdf
     if pdf and browser.find() is None:
         raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "

@@ -101,6 +101,27 @@ def heading(cell) -> str | None:
     return None
 
 
+def audience_problems(nb) -> list[str]:
+    """What would put author material in front of the audience, one line each: in a deck (a
+    notebook with RISE metadata) every cell needs a known slide type (a cell without one shows
+    on the slide, notes included) and a check cell must be hidden; every tag must be known."""
+    out = []
+    deck = "rise" in nb.metadata
+    for i, cell in enumerate(nb.cells):
+        kind = slide_type(cell)
+        if deck and kind not in SLIDE_TYPES:
+            out.append(f"cell {i} has {'slide type ' + repr(kind) if kind else 'no slide type'}"
+                       f" (set metadata.slideshow.slide_type to one of "
+                       f"{', '.join(sorted(SLIDE_TYPES))}): it would show on the slide")
+        unknown = set(tags(cell)) - TAGS
+        if unknown:
+            out.append(f"cell {i} has unknown tag(s) {sorted(unknown)} (the kit knows "
+                       f"{', '.join(sorted(TAGS))})")
+        if "check" in tags(cell) and (cell.cell_type != "code" or deck and kind != "skip"):
+            out.append(f"cell {i} is a check cell but not a hidden code cell (slide type skip)")
+    return out
+
+
 def title_at(nb, index: int) -> str:
     """The title of the slide holding cell `index`: the nearest heading at or above it."""
     for cell in reversed(nb.cells[: index + 1]):

@@ -113,6 +113,19 @@ class Server:
     def rise_url(self, rel: str) -> str:
         return f"{self.base}/rise/{rel}?token={self.token}"
 
+    def opener(self, url: str) -> str:
+        """A file:// address for the browser that redirects to `url`: the browser's command
+        line (which `ps` shows) then holds no token; the file is readable by this user only."""
+        import html
+        page = self.log.with_suffix(".open.html")
+        fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"<!doctype html><meta http-equiv='refresh' "
+                    f"content='0;url={html.escape(url, quote=True)}'>"
+                    f"<a href='{html.escape(url, quote=True)}'>open the deck</a>\n")
+        os.chmod(page, 0o600)
+        return page.resolve().as_uri()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()          # jupyter shuts down cleanly on SIGTERM
@@ -122,6 +135,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        self.log.with_suffix(".open.html").unlink(missing_ok=True)
 
 
 def main(deck: str | None, port: int | None = None, open_browser: bool = True) -> int:
@@ -148,7 +162,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True) -
               f"{nbs.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
               "server.", flush=True)
         if open_browser:
-            webbrowser.open(url)
+            webbrowser.open(server.opener(url))
         while server.proc.poll() is None:
             time.sleep(0.5)
         print(f"present: JupyterLab exited ({server.proc.returncode}); "
