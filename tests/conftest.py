@@ -9,6 +9,17 @@ from workshop.build import execute
 
 
 def pytest_configure(config):
+    # An environment that is not the lock (a jaxlib of another version makes `import jax`
+    # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line instead
+    from workshop import env
+    from workshop.devices import xla_flags_problem
+    bad = env.mismatches()
+    if bad:
+        pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"
+                    f"{' …' if len(bad) > 3 else ''}): run scripts/setup --force", returncode=2)
+    flags = xla_flags_problem()
+    if flags:
+        pytest.exit(f"tests: {flags}", returncode=2)
     # The in-process lab checks trace with JAX: give this process the kit's devices too.
     workshop.setup(quiet=True)
 

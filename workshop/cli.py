@@ -6,95 +6,10 @@ import sys
 
 from . import notebooks as nbs
 
-BUILD = nbs.ROOT / "build"
-
-
 def cmd_build(args) -> int:
     """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
-    import nbformat
-
-    from . import browser, env, labgen
-    from .build import execute, handouts, report
-
-    bad = env.mismatches()
-    if bad:
-        print("build: the running environment does not match environment/requirements.lock:")
-        print("\n".join(f"  {b}" for b in bad[:10]))
-        print("  fix: scripts/setup --force")
-        return 1
-    paths = nbs.select(args.notebooks)
-    for p in paths:   # a corrupt notebook, or one that would show the audience author
-        problems = nbs.audience_problems(nbs.read(p))   # material, is named before any kernel
-        if problems:
-            raise nbs.KitError(f"{nbs.short(p)}: {problems[0]}"
-                               + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    pdf = not args.no_pdf
-    if pdf and browser.find() is None:
-        raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "
-                           "(or build without them: --no-pdf)")
-    stale = labgen.generate()
-    if stale:
-        print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
-    todo = [p for p in paths if args.force or not pdf or not handouts.current(p)]
-    if len(todo) < len(paths):
-        print(f"build: {len(paths) - len(todo)} notebook(s) current, not rebuilt "
-              "(--force rebuilds them)")
-    executed = {}
-    out = BUILD / "executed"
-    out.mkdir(parents=True, exist_ok=True)
-    run = []
-    for p in todo:
-        copy = out / p.name
-        digest = handouts.inputs_hash(*handouts.sources_of(p))
-        if pdf and not args.force and copy.exists():
-            nb = nbs.read(copy)
-            if nb.metadata.get("workshop_build", {}).get("inputs") == digest:
-                executed[p] = nb   # executed from these very inputs: export only
-                continue
-        run.append(p)
-    if run:
-        print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time")
-    results = {}
-    for p, (res, text) in zip(run, execute.run_many([(p, None) for p in run]) if run else []):
-        nb = nbformat.reads(text, as_version=4)
-        nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
-        if res.ok:
-            handouts.write_atomic(out / p.name, nbformat.writes(nb).encode())
-            executed[p] = nb
-        results[p] = res
-    for p in todo:
-        results.setdefault(p, execute.Result(name=nbs.short(p), status="reused run"))
-    failed = [r for r in results.values() if not r.ok]
-    if pdf and not failed and todo:
-        with handouts.Printer() as printer:
-            for p in todo:
-                try:
-                    printed = handouts.export(printer, p, executed[p])
-                except handouts.Overflow as e:
-                    raise nbs.KitError(f"{nbs.short(p)}: {e}") from None
-                results[p].pages = sum(x.pages for x in printed)
-                results[p].export_seconds = sum(x.seconds for x in printed)
-            if printer.offsite:
-                raise nbs.KitError(f"the export asked for addresses off this machine: "
-                                   f"{printer.offsite[:3]}")
-    if pdf:
-        pdfs = sorted(handouts.HANDOUTS.glob("*.pdf"))
-        handouts.write_index([(q, handouts.pages_of(q)) for q in pdfs])
-    rows = []
-    for p in paths:
-        if p in results:
-            rows.append(results[p])
-        else:
-            rows.append(execute.Result(name=nbs.short(p), status="current", pages=sum(
-                handouts.pages_of(t) for t in handouts.targets(p))))
-    exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
-                             if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
-    print(report.write(rows, report.over_budget(rows, exempt), BUILD))
-    print(f"build: report in {nbs.short(BUILD / 'report.md')}, executed copies in "
-          f"{nbs.short(out)}/" + (", handouts in handouts/" if pdf else ""))
-    for r in failed:
-        print(f"FAILED {r.name}: {r.failure}")
-    return 1 if failed else 0
+    from .build import pipeline
+    return pipeline.build(args.notebooks, force=args.force, pdf=not args.no_pdf)
 
 
 def cmd_labs(args) -> int:

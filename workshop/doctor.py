@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from . import browser, env
-from .devices import N_DEVICES, PINNED_JAX
+from .devices import N_DEVICES, PINNED_JAX, xla_flags_problem
 from .kernel import run_code
 
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
@@ -24,6 +24,14 @@ class Report:
         mark = "✗" if required else "!"
         print(f"  {mark} {what}: {detail}{'' if required else ' (optional)'}\n      fix: {fix}")
         self.failed |= required
+
+
+def last_line(output: str) -> str:
+    """A kernel's output in one line: a traceback (jax refusing a jaxlib of another version is
+    80 lines) becomes its last line, without colour codes."""
+    import re
+    lines = [l for l in re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines() if l.strip()]
+    return lines[-1].strip()[:200] if lines else ""
 
 
 def fresh_kernel_devices() -> str:
@@ -58,15 +66,20 @@ def main() -> int:
               SETUP_FIX)
     else:
         r.ok("other locked packages", f"all {len(pins) - len(KEY)} as in the lock")
-    try:
-        line = fresh_kernel_devices()
-    except Exception as e:
-        line = f"the kernel did not start ({type(e).__name__}: {e})"
-    if f"{N_DEVICES} CPU devices" in line and "⚠" not in line:
-        r.ok("fresh kernel", line)
+    flags = xla_flags_problem()
+    if flags:   # XLA would abort every kernel in its setup cell: say why, skip the kernel
+        what, fix = flags.split(": unset ", 1)
+        r.bad("XLA_FLAGS", what.removeprefix("XLA_FLAGS="), "unset " + fix)
     else:
-        r.bad("fresh kernel", line or "no banner",
-              f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
+        try:
+            line = last_line(fresh_kernel_devices())
+        except Exception as e:
+            line = f"the kernel did not start ({type(e).__name__}: {str(e)[:160]})"
+        if f"{N_DEVICES} CPU devices" in line and "⚠" not in line:
+            r.ok("fresh kernel", line)
+        else:
+            r.bad("fresh kernel", line or "no banner",
+                  f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
     labs = _jupyter("labextension", "list")
     server = _jupyter("server", "extension", "list")
     rise_lab = any("jupyterlab-rise" in l and "enabled" in l and "OK" in l

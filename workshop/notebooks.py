@@ -68,6 +68,10 @@ def read(path: Path) -> nbformat.NotebookNode:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise KitError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise KitError(f"{short(Path(path))}: not a notebook: not UTF-8 text (byte "
+                       f"{e.start} is {e.object[e.start:e.start + 1]!r}); Jupyter saves UTF-8")\
+            from None
     try:
         json.loads(text)
     except json.JSONDecodeError as e:

@@ -68,6 +68,13 @@ class Server:
         if port is not None and not 1024 <= port <= 65535:
             raise nbs.KitError(f"--port {port}: pick a port from 1024 to 65535 "
                                "(or leave it out for a free one)")
+        if port is not None:
+            with socket.socket() as probe:
+                try:
+                    probe.bind((HOST, port))
+                except OSError:
+                    raise nbs.KitError(f"--port {port}: something on {HOST} already listens "
+                                       "there (pick another, or leave --port out)") from None
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"

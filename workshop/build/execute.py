@@ -1,6 +1,8 @@
 """Execute notebooks, each in a fresh kernel, two at a time, timing every cell."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -133,15 +135,65 @@ def _job(args):
     return asdict(result), nbformat.writes(executed)
 
 
+def _worker_init(build_pid: int) -> None:
+    """In each pool worker: the build answers Ctrl-C (and then ends the worker and its kernel;
+    nbclient arms its own SIGINT/SIGTERM handlers while a notebook runs, which only shut that
+    kernel down). A watcher ends the worker and its kernel as soon as the build is gone, even
+    when the build was SIGKILLed and had no chance to clean up."""
+    import threading
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch, args=(build_pid,), daemon=True).start()
+
+
+def _watch(build_pid: int) -> None:
+    while os.getppid() == build_pid:
+        time.sleep(0.5)
+    end_processes(psutil_children(), grace=1.0)
+    os._exit(1)
+
+
+def psutil_children() -> list:
+    import psutil
+    return psutil.Process().children(recursive=True)
+
+
+def end_processes(procs, grace: float = 3.0) -> None:
+    """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
+    import psutil
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace)
+
+
 def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **opts):
     """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel.
 
     opts go to `execute` (allow_errors, preamble). Returns [(Result, executed notebook JSON)]
-    in the order of `jobs`.
+    in the order of `jobs`. If anything interrupts it (Ctrl-C, an error), every process it
+    started (the workers, their kernels) is ended before the exception goes on; kernels run in
+    their own sessions (jupyter_client), so they are found as descendants, not by group.
     """
     ctx = get_context("spawn")
-    with ProcessPoolExecutor(max_workers=parallel, mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid(),))
+    try:
         out = list(pool.map(_job, [(str(p), s, opts) for p, s in jobs]))
+    except BaseException:
+        from multiprocessing import resource_tracker
+        keep = resource_tracker._resource_tracker._pid   # it cleans up after the pool itself
+        end_processes([c for c in psutil_children() if c.pid != keep])
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [(_result(d), text) for d, text in out]
 
 

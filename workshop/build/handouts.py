@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from .. import notebooks as nbs
 from . import render
 
 HANDOUTS = nbs.ROOT / "handouts"
+COPIES = nbs.ROOT / "build" / "copies"   # the handouts of any notebook that is not the kit's
 PACKAGE = nbs.ROOT / "workshop"
 LOCK = nbs.ROOT / "environment" / "requirements.lock"
 STAMP_KEY = "/WorkshopInputs"
@@ -39,7 +41,7 @@ def inputs_hash(*notebooks: Path) -> str:
     files = list(notebooks) + [LOCK] + sorted(p for p in PACKAGE.rglob("*.py")
                                               if "__pycache__" not in p.parts)
     for p in files:
-        h.update(p.relative_to(nbs.ROOT).as_posix().encode() + b"\0")
+        h.update(Path(nbs.short(p)).as_posix().encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -69,9 +71,13 @@ def stamp_of(pdf: Path) -> str | None:
         return None
 
 
-def pages_of(pdf: Path) -> int:
+def pages_of(pdf: Path) -> int | None:
+    """Its page count, or None when it is not a readable PDF (truncated, not a PDF)."""
     from pypdf import PdfReader
-    return len(PdfReader(pdf).pages)
+    try:
+        return len(PdfReader(pdf).pages)
+    except Exception:
+        return None
 
 
 def _stamp(data: bytes, title: str, digest: str, day: str, source: str) -> bytes:
@@ -92,10 +98,20 @@ def _stamp(data: bytes, title: str, digest: str, day: str, source: str) -> bytes
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write all of `data` or nothing: the old file stays until the new one is complete, and a
+    failed write (disk full, no permission) leaves no .tmp behind and is one line."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise nbs.KitError(f"cannot write {nbs.short(path)}: {e.strerror or e}"
+                           f"{' (the old file is kept)' if path.exists() else ''}") from None
 
 
 @dataclass
@@ -105,17 +121,34 @@ class Printed:
     seconds: float
 
 
+def launch_error(text: str) -> str:
+    """Playwright's launch failure in one line: the browser's own last complaint on stderr
+    (`[pid=N][err] ...`), else the exit Playwright saw, else its first line."""
+    import re
+    err = [m.group(1).strip() for m in re.finditer(r"\[pid=\d+\]\[err\] (.+)", text)]
+    exit_ = re.search(r"<process did exit: (exitCode=\S+ signal=\S+)>", text)
+    first = text.strip().splitlines()[0] if text.strip() else "no reason given"
+    why = err[-1] if err else exit_.group(1) if exit_ else first
+    return why[:160]
+
+
 class Printer:
     """One headless Chromium for a whole build; refuses every request off this machine."""
 
-    def __init__(self):
+    def __init__(self, extra_args: tuple[str, ...] = ()):
         exe = browser.find()
         if exe is None:
             raise NoBrowser(f"no Chromium or Chrome to print the handouts: {browser.INSTALL}")
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import Error, sync_playwright
         self._pw = sync_playwright().start()
-        self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
-                                                   args=browser.ARGS)
+        try:
+            self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
+                                                       args=browser.ARGS + list(extra_args),
+                                                       timeout=60_000)
+        except Error as e:
+            self._pw.stop()
+            raise NoBrowser(f"the browser {exe} did not start ({launch_error(str(e))}): "
+                            f"{browser.INSTALL}") from None
         self.offsite: list[str] = []
 
     def close(self) -> None:
@@ -176,11 +209,30 @@ def jax_version() -> str:
     return version("jax")
 
 
-def targets(src: Path, outdir: Path = HANDOUTS) -> list[Path]:
-    """The PDFs one notebook source makes."""
-    if src.parent == nbs.DECKS:
+def is_kit(src: Path) -> bool:
+    """One of the kit's own decks or lab sources (not a copy, wherever the copy is)."""
+    return Path(src).resolve() in {p.resolve() for p in nbs.all_notebooks()}
+
+
+def is_deck(src: Path) -> bool:
+    return Path(src).parent == nbs.DECKS or "rise" in nbs.read(src).metadata
+
+
+def outdir_of(src: Path) -> Path:
+    """handouts/ for the kit's notebooks; build/copies/ for any other (a speaker's copy of a
+    deck, an attendee's copy of a lab): a copy's PDFs never overwrite the kit's."""
+    return HANDOUTS if is_kit(src) else COPIES
+
+
+def targets(src: Path, outdir: Path | None = None) -> list[Path]:
+    """The PDFs one notebook makes: a deck its slides and reading handout; a kit lab its
+    attendee sheet and solutions; any other notebook one PDF of itself, run."""
+    outdir = outdir or outdir_of(src)
+    if is_deck(src):
         return [outdir / f"{src.stem}.slides.pdf", outdir / f"{src.stem}.pdf"]
-    return [outdir / f"{src.stem}.pdf", outdir / f"{src.stem}.solutions.pdf"]
+    if is_kit(src):
+        return [outdir / f"{src.stem}.pdf", outdir / f"{src.stem}.solutions.pdf"]
+    return [outdir / f"{src.stem}.pdf"]
 
 
 def lab_inputs(src: Path) -> list[Path]:
@@ -188,7 +240,7 @@ def lab_inputs(src: Path) -> list[Path]:
 
 
 def sources_of(src: Path) -> list[Path]:
-    return [src] if src.parent == nbs.DECKS else lab_inputs(src)
+    return lab_inputs(src) if is_kit(src) and not is_deck(src) else [src]
 
 
 def current(src: Path) -> bool:
@@ -196,37 +248,50 @@ def current(src: Path) -> bool:
     return all(stamp_of(t) == digest for t in targets(src))
 
 
-def export(printer: Printer, src: Path, executed, outdir: Path = HANDOUTS) -> list[Printed]:
-    """Print the PDFs of one deck or lab from its executed notebook."""
+def strays() -> list[Path]:
+    """Files in handouts/ that no kit notebook makes (a stray or renamed PDF, a leftover .tmp):
+    left alone, and named by the build."""
+    made = {t for p in nbs.all_notebooks() for t in targets(p)} | {HANDOUTS / "README.md"}
+    return sorted(p for p in HANDOUTS.iterdir() if p.is_file() and p not in made) \
+        if HANDOUTS.is_dir() else []
+
+
+def export(printer: Printer, src: Path, executed, outdir: Path | None = None) -> list[Printed]:
+    """Print the PDFs of one deck or lab (or a copy of one) from its executed notebook."""
     digest = inputs_hash(*sources_of(src))
     day = build_date(src)
     meta = executed.metadata.get("workshop", {})
     title = meta.get("title", src.stem)
     foot = f"{title} · JAX {jax_version()} · built {day}"
     out = []
-    if src.parent == nbs.DECKS:
+    paths = targets(src, outdir)
+    if is_deck(src):
         label = f"{src.stem[:2]} {title}"
-        jobs = [(targets(src, outdir)[0], render.slides_html(executed, label), "slides", ""),
-                (targets(src, outdir)[1], render.reading_html(executed, title), "a4", foot)]
+        jobs = [(paths[0], render.slides_html(executed, label), "slides", ""),
+                (paths[1], render.reading_html(executed, title), "a4", foot)]
+    elif not is_kit(src):   # a copy of a lab, or any notebook: itself, as it ran
+        jobs = [(paths[0], render.sheet_html(executed, title), "a4", foot)]
     else:
         sheet = nbs.read(nbs.EXERCISES / src.name)
         lab = f"Lab {meta.get('lab', '')} · {title}"
-        jobs = [(targets(src, outdir)[0], render.sheet_html(sheet, lab), "a4", foot),
-                (targets(src, outdir)[1], render.sheet_html(executed, lab + " · solutions"),
+        jobs = [(paths[0], render.sheet_html(sheet, lab), "a4", foot),
+                (paths[1], render.sheet_html(executed, lab + " · solutions"),
                  "a4", foot + " · solutions")]
     for path, html, kind, footer in jobs:
         t0 = time.perf_counter()
         data, _ = printer.pdf(html, kind, footer)
         data = _stamp(data, title, digest, day, nbs.short(src))
         write_atomic(path, data)
-        out.append(Printed(path, pages_of(path), time.perf_counter() - t0))
+        out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0))
     return out
 
 
-def write_index(rows: list[tuple[Path, int]]) -> None:
-    """handouts/README.md: every PDF with its pages."""
+def write_index() -> None:
+    """handouts/README.md: every PDF the kit's notebooks make, with its pages."""
     lines = ["# Handouts", "", "Generated by `scripts/build` from the executed notebooks; do not "
              "edit. Each PDF's metadata records the hash of what it was built from.", "",
              "| PDF | pages |", "|---|---:|"]
-    lines += [f"| [{p.name}]({p.name}) | {n} |" for p, n in sorted(rows)]
+    for p in sorted(t for src in nbs.all_notebooks() for t in targets(src)):
+        n = pages_of(p) if p.exists() else None
+        lines.append(f"| [{p.name}]({p.name}) | {n if n is not None else 'not built'} |")
     write_atomic(HANDOUTS / "README.md", ("\n".join(lines) + "\n").encode())

@@ -1,0 +1,222 @@
+"""The build never hangs, never leaks a process, never writes over what is not its own, and
+answers every bad input in one line. Tiny synthetic notebooks keep these cheap."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import nbformat
+import psutil
+import pytest
+
+from workshop import notebooks as nbs
+from workshop.build import handouts
+
+
+def wk(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "workshop", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=nbs.ROOT,
+                          env=None if env is None else {**os.environ, **env})
+
+
+def one_line(p) -> str:
+    err = p.stderr.strip()
+    assert err.count("\n") == 0, f"more than one line:\n{p.stderr}"
+    return err
+
+
+def tiny(path, *sources, deck=False):
+    """A notebook of code cells; a deck has a RISE block, a title slide and slide types."""
+    nb = nbformat.v4.new_notebook()
+    cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    if deck:
+        nb.metadata["rise"] = {"width": 1280, "height": 720}
+        nb.metadata["workshop"] = {"title": "A speaker's copy"}
+        cells.insert(0, nbformat.v4.new_markdown_cell("# A speaker's copy"))
+        for c in cells:
+            c.metadata["slideshow"] = {"slide_type": "slide" if c.cell_type == "markdown"
+                                       else "-"}
+    nb.cells = cells
+    nbformat.write(nb, path)
+    return path
+
+
+def gone(procs, within: float) -> list[int]:
+    """The pids of `procs` still running (not zombies) after waiting up to `within` s."""
+    end = time.monotonic() + within
+    while True:
+        alive = [p.pid for p in procs
+                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["Ctrl-C", "SIGTERM", "SIGKILL"])
+def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
+    nb = tiny(tmp_path / "hang.ipynb", "print('setup')", "import time; time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf", str(nb)],
+                            cwd=nbs.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    me = psutil.Process(proc.pid)
+    end = time.monotonic() + 90
+    while time.monotonic() < end and not any(
+            "ipykernel" in " ".join(c.cmdline()) for c in me.children(recursive=True)):
+        time.sleep(0.2)
+    time.sleep(2)   # the kernel is in the sleeping cell
+    started = me.children(recursive=True)
+    assert any("ipykernel" in " ".join(c.cmdline()) for c in started), "no kernel started"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 130 and "workshop build: interrupted" in err, (out, err)
+    assert gone(started, 15) == [], f"processes the build started outlived {sig.name}"
+
+
+def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_path):
+    before = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
+    # named exactly like the kit's own deck and lab: the reuse flow copies without renaming
+    deck = tiny(tmp_path / "01-run-it-first.ipynb", "x = 1", "print(x + 1)", deck=True)
+    lab = tiny(tmp_path / "J1-trace-read-raw.ipynb", "print('a lab, copied')")
+    made = [handouts.COPIES / n for n in ("01-run-it-first.slides.pdf", "01-run-it-first.pdf",
+                                          "J1-trace-read-raw.pdf")]
+    for m in made:
+        m.unlink(missing_ok=True)
+    p = wk("build", str(deck), str(lab))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "a copy's handouts in build/copies/" in p.stdout
+    for m, src in zip(made, [deck, deck, lab]):
+        assert handouts.stamp_of(m) == handouts.inputs_hash(src), m
+    after = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
+    assert after == before, "building a copy changed the kit's handouts/"
+    # a copy inside the checkout (an attendee's sheet in exercises/) is a copy too
+    sheet = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
+    assert handouts.targets(sheet) == [handouts.COPIES / "J1-trace-read-raw.pdf"]
+    kit = nbs.SOLUTIONS / "J1-trace-read-raw.ipynb"
+    assert handouts.targets(kit)[0] == handouts.HANDOUTS / "J1-trace-read-raw.pdf"
+
+
+def test_a_notebook_that_is_not_utf8_is_one_line(tmp_path):
+    bad = tmp_path / "latin1.ipynb"
+    bad.write_bytes('{"cells": [], "metadata": {"author": "José"}}'.encode("latin-1"))
+    p = wk("build", "--no-pdf", str(bad))
+    assert p.returncode == 2
+    assert "latin1.ipynb: not a notebook: not UTF-8 text" in one_line(p)
+    assert bad.read_bytes().startswith(b'{"cells"'), "the user's file is left as it was"
+
+
+def test_a_browser_that_will_not_start_is_one_line_before_anything_runs(tmp_path):
+    fake = tmp_path / "chrome"
+    fake.write_text("#!/bin/sh\necho 'error while loading shared libraries: libnss3.so' >&2\n"
+                    "exit 127\n")
+    fake.chmod(0o755)
+    nb = tiny(tmp_path / "one.ipynb", "print(1)")
+    before = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
+    p = wk("build", str(nb), env={"WORKSHOP_BROWSER": str(fake)})
+    assert p.returncode == 2
+    line = one_line(p)
+    assert f"the browser {fake} did not start (error while loading shared libraries" in line
+    assert "--no-pdf" in line and "executing" not in p.stdout, "it ran the notebook first"
+    assert {q.name: q.read_bytes() for q in handouts.HANDOUTS.iterdir() if q.is_file()} == before
+
+
+def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_tmp(tmp_path):
+    # a real failing write: the kernel refuses past a file-size limit (EFBIG), as a full disk
+    # refuses (ENOSPC) in the same place
+    target = tmp_path / "01-run-it-first.pdf"
+    target.write_bytes(b"the old handout")
+    code = ("import resource, signal, sys; from pathlib import Path\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+            "from workshop import notebooks as nbs; from workshop.build import handouts\n"
+            "try:\n    handouts.write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
+            "except nbs.KitError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
+    p = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True,
+                       text=True, timeout=60, cwd=nbs.ROOT)
+    assert p.returncode == 2
+    assert f"cannot write {target}: File too large (the old file is kept)" in one_line(p)
+    assert target.read_bytes() == b"the old handout"
+    assert sorted(q.name for q in tmp_path.iterdir()) == [target.name], "a .tmp was left"
+
+
+def test_a_truncated_handout_is_stale_not_a_crash(tmp_path):
+    pdf = handouts.targets(nbs.decks()[0])[0]
+    cut = tmp_path / pdf.name
+    cut.write_bytes(pdf.read_bytes()[: pdf.stat().st_size // 2])
+    assert handouts.pages_of(pdf) and handouts.pages_of(cut) is None
+    assert handouts.stamp_of(cut) is None   # so `current` is False and the build reprints it
+
+
+def test_a_stray_file_in_handouts_is_named_and_left_alone():
+    stray = handouts.HANDOUTS / "zz-not-a-handout.pdf"
+    index = (handouts.HANDOUTS / "README.md").read_bytes()
+    stray.write_bytes(b"%PDF-1.4 truncated")
+    try:
+        assert stray in handouts.strays()
+        p = wk("build", "01")   # current in a clean clone: neither run nor printed
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "handouts/zz-not-a-handout.pdf is not a handout of the kit: left alone" \
+            in p.stdout
+        assert stray.read_bytes() == b"%PDF-1.4 truncated"
+        assert (handouts.HANDOUTS / "README.md").read_bytes() == index
+    finally:
+        stray.unlink(missing_ok=True)
+
+
+BAD_FLAGS = {"XLA_FLAGS": "--xla_no_such_flag=1"}
+
+
+def test_xla_flags_that_abort_xla_are_one_line_in_build_doctor_and_tests(tmp_path):
+    nb = tiny(tmp_path / "one.ipynb", "print(1)")
+    p = wk("build", "--no-pdf", str(nb), env=BAD_FLAGS)
+    assert p.returncode == 2
+    line = one_line(p)
+    assert "XLA_FLAGS='--xla_no_such_flag=1' stops JAX from starting" in line
+    assert "Unknown flag in XLA_FLAGS" in line and "unset XLA_FLAGS" in line
+    d = wk("doctor", env=BAD_FLAGS, timeout=200)
+    assert d.returncode == 1
+    assert "✗ XLA_FLAGS: '--xla_no_such_flag=1' stops JAX from starting" in d.stdout
+    assert "fix: unset XLA_FLAGS" in d.stdout and "Traceback" not in d.stdout + d.stderr
+    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/test_env.py::test_pinned_jax_is_the_one_running"],
+                       capture_output=True, text=True, timeout=200, cwd=nbs.ROOT,
+                       env={**os.environ, **BAD_FLAGS})
+    assert t.returncode == 2, t.stdout + t.stderr
+    assert "INTERNALERROR" not in t.stdout + t.stderr
+    assert "tests: XLA_FLAGS='--xla_no_such_flag=1' stops JAX from starting" in t.stdout \
+        + t.stderr
+
+
+def test_a_port_in_use_is_one_line():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = wk("present", "01", "--no-browser", "--port", str(port), timeout=60)
+    assert p.returncode == 2
+    assert f"--port {port}: something on 127.0.0.1 already listens there" in one_line(p)
+
+
+def test_chromium_resolves_no_name_off_this_machine(tmp_path):
+    """A DNS watcher: Chromium's own net log records every host lookup the page or the browser
+    makes (its background services ask for Google hosts even when told not to)."""
+    log = tmp_path / "net.json"
+    page = ("<html><body><h1>offline</h1><img src='https://example.com/a.png'>"
+            "<link rel='stylesheet' href='https://cdn.example.org/x.css'></body></html>")
+    with handouts.Printer(extra_args=(f"--log-net-log={log}",)) as printer:
+        printer.pdf(page, "a4", "footer")
+        time.sleep(4)   # the background services ask within seconds of start
+    net = json.loads(log.read_text())
+    kinds = {v: k for k, v in net["constants"]["logEventTypes"].items()}
+    asked = [e.get("params", {}).get("host") or e.get("params", {}).get("url")
+             for e in net["events"] if kinds.get(e["type"]) == "HOST_RESOLVER_MANAGER_REQUEST"]
+    lookups = [e.get("params", {}) for e in net["events"] if kinds.get(e["type"]) in
+               ("DNS_TRANSACTION_QUERY", "HOST_RESOLVER_SYSTEM_TASK",
+                "HOST_RESOLVER_MANAGER_ATTEMPT_STARTED")]
+    assert lookups == [], f"Chromium looked up names off this machine: {sorted(set(asked))}"

@@ -1,0 +1,136 @@
+"""The build: check the environment and the inputs, execute what is stale, print handouts,
+write the report. Every bad input is refused before a kernel starts; the browser is started
+before the notebooks run, so a browser that cannot start costs no execution."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from .. import notebooks as nbs
+from . import execute, handouts, report
+
+BUILD = nbs.ROOT / "build"
+EXECUTED = BUILD / "executed"
+
+
+def executed_path(src: Path) -> Path:
+    """Where the executed copy of `src` is kept: a copy's never replaces the kit's."""
+    return (EXECUTED if handouts.is_kit(src) else handouts.COPIES / "executed") / src.name
+
+
+def check_inputs(paths: list[Path]) -> None:
+    """A corrupt notebook, or one that would show the audience author material, is named."""
+    for p in paths:
+        problems = nbs.audience_problems(nbs.read(p))
+        if problems:
+            raise nbs.KitError(f"{nbs.short(p)}: {problems[0]}"
+                               + (f" (and {len(problems) - 1} more)" if len(problems) > 1
+                                  else ""))
+
+
+def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
+    """Execute every deck and lab solution named (all if none) and print their handouts."""
+    import signal
+
+    from .. import browser, env, labgen
+    from ..devices import xla_flags_problem
+
+    def ended(signum, frame):   # a kill or the terminal closed: end every process as Ctrl-C does
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, ended)
+
+    bad = env.mismatches()
+    if bad:
+        print("build: the running environment does not match environment/requirements.lock:")
+        print("\n".join(f"  {b}" for b in bad[:10]))
+        print("  fix: scripts/setup --force")
+        return 1
+    paths = nbs.select(names)
+    check_inputs(paths)
+    flags = xla_flags_problem()
+    if flags:
+        raise nbs.KitError(flags)
+    if pdf and browser.find() is None:
+        raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "
+                           "(or build without them: --no-pdf)")
+    stale = labgen.generate()
+    if stale:
+        print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
+    todo = [p for p in paths if force or not pdf or not handouts.current(p)]
+    if len(todo) < len(paths):
+        print(f"build: {len(paths) - len(todo)} notebook(s) current, not rebuilt "
+              "(--force rebuilds them)")
+    with (_printer() if pdf and todo else contextlib.nullcontext()) as printer:
+        executed, results = _execute(todo, reuse=pdf and not force)
+        failed = [r for r in results.values() if not r.ok]
+        if printer is not None and not failed:
+            _export(printer, todo, executed, results)
+    if pdf:
+        handouts.write_index()
+    rows = [results.get(p) or execute.Result(
+        name=nbs.short(p), status="current",
+        pages=sum(handouts.pages_of(t) or 0 for t in handouts.targets(p))) for p in paths]
+    exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
+                             if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
+    print(report.write(rows, report.over_budget(rows, exempt), BUILD))
+    where = ", handouts in handouts/" if pdf and any(handouts.is_kit(p) for p in paths) else ""
+    if pdf and any(not handouts.is_kit(p) for p in todo):
+        where += f", a copy's handouts in {nbs.short(handouts.COPIES)}/ (never handouts/)"
+    print(f"build: report in {nbs.short(BUILD / 'report.md')}, executed copies in "
+          f"{nbs.short(EXECUTED)}/" + where)
+    for p in handouts.strays() if pdf else []:
+        print(f"build: {nbs.short(p)} is not a handout of the kit: left alone (delete it "
+              "if it is yours to delete)")
+    for r in failed:
+        print(f"FAILED {r.name}: {r.failure}")
+    return 1 if failed else 0
+
+
+def _printer():
+    try:
+        return handouts.Printer()
+    except handouts.NoBrowser as e:
+        raise nbs.KitError(f"{e} (or build without handouts: --no-pdf)") from None
+
+
+def _execute(todo: list[Path], reuse: bool):
+    """Run what must run (an executed copy from the same inputs is reused for printing)."""
+    import nbformat
+    executed, run = {}, []
+    for p in todo:
+        copy = executed_path(p)
+        digest = handouts.inputs_hash(*handouts.sources_of(p))
+        if reuse and copy.exists():
+            nb = nbs.read(copy)
+            if nb.metadata.get("workshop_build", {}).get("inputs") == digest:
+                executed[p] = nb   # executed from these very inputs: export only
+                continue
+        run.append(p)
+    if run:
+        print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time",
+              flush=True)
+    results = {}
+    for p, (res, text) in zip(run, execute.run_many([(p, None) for p in run]) if run else []):
+        nb = nbformat.reads(text, as_version=4)
+        nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
+        if res.ok:
+            handouts.write_atomic(executed_path(p), nbformat.writes(nb).encode())
+            executed[p] = nb
+        results[p] = res
+    for p in todo:
+        results.setdefault(p, execute.Result(name=nbs.short(p), status="reused run"))
+    return executed, results
+
+
+def _export(printer, todo, executed, results) -> None:
+    for p in todo:
+        try:
+            printed = handouts.export(printer, p, executed[p])
+        except handouts.Overflow as e:
+            raise nbs.KitError(f"{nbs.short(p)}: {e}") from None
+        results[p].pages = sum(x.pages for x in printed)
+        results[p].export_seconds = sum(x.seconds for x in printed)
+    if printer.offsite:
+        raise nbs.KitError(f"the export asked for addresses off this machine: "
+                           f"{printer.offsite[:3]}")
