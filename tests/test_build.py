@@ -90,7 +90,7 @@ def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_p
         m.unlink(missing_ok=True)
     p = wk("build", str(deck), str(lab))
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "a copy's handouts in build/copies/" in p.stdout
+    assert "a copy's run and handouts in build/copies/ (never handouts/)" in p.stdout
     for m, src in zip(made, [deck, deck, lab]):
         assert handouts.stamp_of(m) == handouts.inputs_hash(src), m
     after = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}

@@ -124,3 +124,29 @@ def test_build_refuses_a_deck_that_would_show_notes_on_a_slide(tmp_path):
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr
     assert f"01-copy.ipynb: cell {i} has no slide type" in p.stderr
     assert "it would show on the slide" in p.stderr
+
+
+def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
+    # a lock saying jaxlib 0.10.2 beside the installed 0.12 jax: what a half-upgraded env is;
+    # before, `import jax` refused inside pytest_configure and pytest printed a 34-line
+    # INTERNALERROR. A plugin loaded before conftest points the kit at that lock.
+    from workshop import env
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(env.LOCK.read_text().replace(f"jaxlib=={PINNED_JAX}", "jaxlib==0.10.2"))
+    (tmp_path / "otherlock.py").write_text(
+        f"from pathlib import Path\nimport workshop.env\nworkshop.env.LOCK = Path({str(lock)!r})\n")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "otherlock", "-p",
+                        "no:cacheprovider", "tests/test_env.py::test_pinned_jax_is_the_one_running"],
+                       capture_output=True, text=True, timeout=200, cwd=nbs.ROOT,
+                       env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    out = p.stdout + p.stderr
+    assert p.returncode == 2 and "INTERNALERROR" not in out, out
+    assert (f"tests: the environment is not the lock (jaxlib: {PINNED_JAX} installed, lock says "
+            "0.10.2): run scripts/setup --force") in out
+
+
+def test_doctor_shows_a_kernel_traceback_as_its_last_line():
+    from workshop import doctor
+    out = run_in_fresh_kernel("import jax_no_such_module")
+    assert "Traceback" in out or "---" in out   # the kernel's own multi-line traceback
+    assert doctor.last_line(out) == "ModuleNotFoundError: No module named 'jax_no_such_module'"

@@ -74,11 +74,13 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
                              if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
     print(report.write(rows, report.over_budget(rows, exempt), BUILD))
-    where = ", handouts in handouts/" if pdf and any(handouts.is_kit(p) for p in paths) else ""
-    if pdf and any(not handouts.is_kit(p) for p in todo):
-        where += f", a copy's handouts in {nbs.short(handouts.COPIES)}/ (never handouts/)"
-    print(f"build: report in {nbs.short(BUILD / 'report.md')}, executed copies in "
-          f"{nbs.short(EXECUTED)}/" + where)
+    kit = [p for p in paths if handouts.is_kit(p)]
+    where = [f"executed in {nbs.short(EXECUTED)}/"] if kit else []
+    where += ["handouts in handouts/"] if pdf and kit else []
+    if len(kit) < len(paths):
+        where.append(f"a copy's run{' and handouts' if pdf else ''} in "
+                     f"{nbs.short(handouts.COPIES)}/ (never handouts/)")
+    print(f"build: report in {nbs.short(BUILD / 'report.md')}; " + "; ".join(where))
     for p in handouts.strays() if pdf else []:
         print(f"build: {nbs.short(p)} is not a handout of the kit: left alone (delete it "
               "if it is yours to delete)")
