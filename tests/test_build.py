@@ -220,3 +220,29 @@ def test_chromium_resolves_no_name_off_this_machine(tmp_path):
                ("DNS_TRANSACTION_QUERY", "HOST_RESOLVER_SYSTEM_TASK",
                 "HOST_RESOLVER_MANAGER_ATTEMPT_STARTED")]
     assert lookups == [], f"Chromium looked up names off this machine: {sorted(set(asked))}"
+
+
+def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path):
+    pkg = handouts.PACKAGE
+    files = {p.stem: set(handouts.package_files(*handouts.sources_of(p)))
+             for p in nbs.all_notebooks()}
+    j3 = pkg / "labs" / "j3.py"
+    assert {k for k, v in files.items() if j3 in v} == {"J3-own-the-derivative"}
+    for stem, deps in files.items():   # what every handout is made with
+        assert {pkg / "build" / "render.py", pkg / "build" / "handouts.py",
+                pkg / "notebooks.py", pkg / "__init__.py", pkg / "show.py"} <= deps, stem
+        assert not {pkg / "cli.py", pkg / "drift.py", pkg / "present.py"} & deps, stem
+    assert pkg / "jitcache.py" in files["03-jit-and-the-cache"]   # only deck 03's cells import it
+    # a module a cell imports inside a function, or under IPython syntax, still counts
+    nb = tiny(tmp_path / "lazy.ipynb", "def f():\n    from workshop.labs import j4\n",
+              "%time import workshop.labs.l5")
+    deps = set(handouts.package_files(nb))
+    assert {pkg / "labs" / "j4.py", pkg / "labs" / "l5.py", pkg / "labs" / "__init__.py"} <= deps
+    assert j3 not in deps
+
+
+def test_a_lab_is_never_skipped_for_its_name(tmp_path, monkeypatch):
+    for name in ("L2-b", "M7-a-new-lab", "J1-a", "J10-c"):
+        tiny(tmp_path / f"{name}.ipynb", "print(1)")
+    monkeypatch.setattr(nbs, "SOLUTIONS", tmp_path)
+    assert [p.stem for p in nbs.lab_sources()] == ["J1-a", "J10-c", "L2-b", "M7-a-new-lab"]

@@ -35,11 +35,75 @@ class Overflow(Exception):
     """Something would run off a printed page."""
 
 
+# how a PDF is made from an executed notebook: every handout depends on these (and on what
+# they import); a notebook depends besides on the kit modules its own cells import
+PRINTING = [PACKAGE / "build" / "render.py", PACKAGE / "build" / "handouts.py"]
+
+
+def _module_file(name: str) -> Path | None:
+    """workshop.labs.j3 -> workshop/labs/j3.py (a package: its __init__.py); None if none."""
+    base = PACKAGE.joinpath(*name.split(".")[1:])
+    for f in (base / "__init__.py", base.with_suffix(".py")):
+        if f.is_file():
+            return f
+    return None
+
+
+def _imported(source: str, module: str = "", package: bool = False) -> set[str]:
+    """The kit modules `source` imports anywhere (lazy imports in functions included), each
+    with its parent packages (importing workshop.labs.j3 runs workshop/labs/__init__.py)."""
+    import ast
+    import re
+    names: set[str] = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:   # a cell with IPython syntax (%timeit, !ls): read its import lines
+        names |= set(re.findall(r"(?:^|[\s;%])(?:from|import)\s+(workshop[\w.]*)", source, re.M))
+        tree = None
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".")[: len(module.split(".")) - node.level + package]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names |= {base} | {f"{base}.{a.name}" for a in node.names}
+    out = set()
+    for n in names:
+        parts = n.split(".")
+        if parts[0] == "workshop":
+            out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return {n for n in out if _module_file(n)}
+
+
+def package_files(*notebooks: Path) -> list[Path]:
+    """The files of the kit's package a notebook's handouts depend on: the modules its code
+    cells import, the printing modules, and everything those import, transitively. A comment
+    in workshop/labs/j3.py stales lab J3's handouts, not the decks'."""
+    todo = set()
+    for nb in notebooks:
+        for cell in nbs.read(nb).cells:
+            if cell.cell_type == "code":
+                todo |= _imported(cell.source)
+    todo |= {".".join(("workshop",) + f.relative_to(PACKAGE).with_suffix("").parts)
+             for f in PRINTING}
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = _module_file(name)
+        todo |= _imported(f.read_text(encoding="utf-8"), name, f.name == "__init__.py") - seen
+    return sorted({_module_file(n) for n in seen})
+
+
 def inputs_hash(*notebooks: Path) -> str:
-    """sha256 of the notebooks, the lock and every file of the package."""
+    """sha256 of the notebooks, the lock and the package files they depend on."""
     h = hashlib.sha256()
-    files = list(notebooks) + [LOCK] + sorted(p for p in PACKAGE.rglob("*.py")
-                                              if "__pycache__" not in p.parts)
+    files = list(notebooks) + [LOCK] + package_files(*notebooks)
     for p in files:
         h.update(Path(nbs.short(p)).as_posix().encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
