@@ -246,3 +246,27 @@ def test_a_lab_is_never_skipped_for_its_name(tmp_path, monkeypatch):
         tiny(tmp_path / f"{name}.ipynb", "print(1)")
     monkeypatch.setattr(nbs, "SOLUTIONS", tmp_path)
     assert [p.stem for p in nbs.lab_sources()] == ["J1-a", "J10-c", "L2-b", "M7-a-new-lab"]
+
+
+@pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
+def test_every_handout_embeds_only_the_pinned_dejavu_fonts(pdf):
+    from pypdf import PdfReader
+    fonts = set()
+    for page in PdfReader(pdf).pages:
+        for font in (page.get("/Resources") or {}).get("/Font", {}).values():
+            font = font.get_object()
+            if font.get("/Subtype") == "/Type3":   # glyphs drawn in the page (a picture's),
+                continue                            # not a font the machine supplied
+            fonts.add(str(font["/BaseFont"]).split("+")[-1])
+    assert fonts and all(f.startswith("DejaVu") for f in fonts), sorted(fonts)
+
+
+def test_the_printer_sees_no_font_but_dejavu():
+    env = handouts.pinned_fonts()
+    conf = open(env["FONTCONFIG_FILE"]).read()
+    dirs = [d.split("</dir>")[0] for d in conf.split("<dir>")[1:]]
+    assert dirs and all("dejavu" in d.lower() for d in dirs), dirs
+    listed = subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True,
+                            env={**os.environ, **env}, timeout=30).stdout
+    families = {f.split(",")[0] for f in listed.split("\n") if f}
+    assert families and all(f.startswith("DejaVu") for f in families), families

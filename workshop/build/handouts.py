@@ -196,6 +196,34 @@ def launch_error(text: str) -> str:
     return why[:160]
 
 
+FONTS = nbs.ROOT / "build" / "fonts"
+FONT_INSTALL = "apt-get install -y fonts-dejavu-core (Debian/Ubuntu)"
+
+
+def pinned_fonts() -> dict[str, str]:
+    """The environment that makes Chromium see the DejaVu fonts and nothing else: a machine
+    with Noto (or any other family) installed prints the same glyphs, so the same bytes."""
+    try:
+        out = subprocess.run(["fc-list", "-f", "%{file}\n", "DejaVu Sans"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    dirs = sorted({str(Path(f).parent) for f in out.splitlines() if f.strip()})
+    if not dirs:
+        raise NoBrowser(f"the handouts are printed in DejaVu Sans and DejaVu Sans Mono, which "
+                        f"this machine lacks: {FONT_INSTALL}")
+    aliases = "".join(f"<alias><family>{generic}</family><prefer><family>{face}</family>"
+                      "</prefer></alias>" for generic, face in
+                      [("sans-serif", "DejaVu Sans"), ("serif", "DejaVu Serif"),
+                       ("monospace", "DejaVu Sans Mono")])
+    conf = ("<?xml version='1.0'?><!DOCTYPE fontconfig SYSTEM 'fonts.dtd'><fontconfig>"
+            + "".join(f"<dir>{d}</dir>" for d in dirs)
+            + f"<cachedir>{FONTS / 'cache'}</cachedir>{aliases}</fontconfig>\n")
+    FONTS.mkdir(parents=True, exist_ok=True)
+    (FONTS / "fonts.conf").write_text(conf)
+    return {"FONTCONFIG_FILE": str(FONTS / "fonts.conf")}
+
+
 class Printer:
     """One headless Chromium for a whole build; refuses every request off this machine."""
 
@@ -203,11 +231,13 @@ class Printer:
         exe = browser.find()
         if exe is None:
             raise NoBrowser(f"no Chromium or Chrome to print the handouts: {browser.INSTALL}")
+        fonts = pinned_fonts()
         from playwright.sync_api import Error, sync_playwright
         self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
                                                        args=browser.ARGS + list(extra_args),
+                                                       env={**os.environ, **fonts},
                                                        timeout=60_000)
         except Error as e:
             self._pw.stop()
