@@ -1,4 +1,5 @@
-"""Deck and lab structure: the conventions of DESIGN.md that a presenter and a reader rely on."""
+"""Deck and lab structure: the conventions a presenter and a reader rely on (each is listed, with
+why, in docs/maintaining.md)."""
 from __future__ import annotations
 
 import pytest
