@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 import workshop
-from workshop import drift, notebooks as nbs
+from workshop import drift
+from workshop import notebooks as nbs
 from workshop.build import execute
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from workshop import PINNED_JAX, SetupError, notebooks as nbs
+from workshop import PINNED_JAX, SetupError
+from workshop import notebooks as nbs
 from workshop.devices import banner
 from workshop.kernel import run_code as run_in_fresh_kernel
 
@@ -45,7 +46,7 @@ def test_setup_after_the_backend_started_says_restart_in_one_line():
     out = run_in_fresh_kernel(
         "import jax; jax.config.update('jax_num_cpu_devices', 2); jax.devices()\n"
         "import workshop; workshop.setup()")
-    lines = [l for l in out.split("\n") if l.strip()]
+    lines = [ln for ln in out.split("\n") if ln.strip()]
     assert len(lines) == 1 and "SetupError" in lines[0]
     assert "2 cpu device(s)" in lines[0] and "restart the kernel" in lines[0]
     assert len(SetupError("x")._render_traceback_()) == 1
@@ -65,7 +66,8 @@ def test_banner_warns_when_jax_is_not_the_pinned_one():
 def test_doctor_is_green_here():
     p = wk("doctor")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "all green" in p.stdout and f"✓ fresh kernel: JAX {PINNED_JAX} · 8 CPU devices" in p.stdout
+    assert "all green" in p.stdout
+    assert f"✓ fresh kernel: JAX {PINNED_JAX} · 8 CPU devices" in p.stdout
 
 
 def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
@@ -136,7 +138,8 @@ def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
     (tmp_path / "otherlock.py").write_text(
         f"from pathlib import Path\nimport workshop.env\nworkshop.env.LOCK = Path({str(lock)!r})\n")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "otherlock", "-p",
-                        "no:cacheprovider", "tests/test_env.py::test_pinned_jax_is_the_one_running"],
+                        "no:cacheprovider",
+                        "tests/test_env.py::test_pinned_jax_is_the_one_running"],
                        capture_output=True, text=True, timeout=200, cwd=nbs.ROOT,
                        env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
     out = p.stdout + p.stderr

@@ -9,9 +9,10 @@ import sys
 
 import nbformat
 import pytest
-
 from conftest import JOBS
-from workshop import drift, notebooks as nbs
+
+from workshop import drift
+from workshop import notebooks as nbs
 
 
 def wk(*args):
@@ -87,7 +88,7 @@ def test_a_planted_wrong_claim_is_reported_as_exactly_that_slide_and_cell(plante
            for nb in report["notebooks"]}
     assert got == want
     # the terminal says the same, with how each broke
-    for name, breaks in want.items():
+    for breaks in want.values():
         for cell, kind, title in breaks:
             assert f"cell {cell:>3} · “{title}” · {kind}:" in p.stdout
     wrong = next(b for nb in report["notebooks"] for b in nb["breaks"] if b["kind"] == "check")

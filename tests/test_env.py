@@ -30,7 +30,7 @@ def test_lock_pins_every_package_with_hashes():
 
 def test_every_direct_dependency_has_a_reason_and_is_locked():
     pins, lines = env.pins(), IN.read_text().splitlines()
-    direct = [(i, l) for i, l in enumerate(lines) if l and not l.startswith("#")]
+    direct = [(i, ln) for i, ln in enumerate(lines) if ln and not ln.startswith("#")]
     assert len(direct) >= 14
     for i, line in direct:
         name, version = line.split("==")

@@ -6,8 +6,8 @@ import re
 
 import nbformat
 import pytest
-
 from conftest import JOBS, job_id
+
 from workshop import notebooks as nbs
 from workshop.build import execute
 

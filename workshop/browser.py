@@ -16,7 +16,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-domain-reliability", "--font-render-hinting=none",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
-INSTALL = "install one: apt-get install -y chromium (Debian/Ubuntu), or set WORKSHOP_BROWSER=/path/to/chrome"
+INSTALL = ("install one: apt-get install -y chromium (Debian/Ubuntu), or set "
+           "WORKSHOP_BROWSER=/path/to/chrome")
 
 
 def find() -> str | None:

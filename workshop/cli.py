@@ -6,6 +6,7 @@ import sys
 
 from . import notebooks as nbs
 
+
 def cmd_build(args) -> int:
     """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
     from .build import pipeline
@@ -46,8 +47,9 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_drift(args) -> int:
-    from . import drift
     from pathlib import Path
+
+    from . import drift
     return drift.main(args.version, args.python, args.notebooks,
                       Path(args.report) if args.report else drift.DRIFT)
 

@@ -64,8 +64,8 @@ def xla_flags_problem(timeout: float = 120) -> str | None:
                        text=True, timeout=timeout, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     if p.returncode == 0:
         return None
-    lines = [l.strip() for l in p.stderr.splitlines() if l.strip()]
-    why = next((l for l in lines if "XLA_FLAGS" in l), lines[-1] if lines else "")
+    lines = [ln.strip() for ln in p.stderr.splitlines() if ln.strip()]
+    why = next((ln for ln in lines if "XLA_FLAGS" in ln), lines[-1] if lines else "")
     why = why.split("] ", 1)[-1]   # drop XLA's log prefix (level, date, pid, source line)
     return (f"XLA_FLAGS={flags!r} stops JAX from starting ({why[:160]}): unset XLA_FLAGS "
             f"(the kit sets its {N_DEVICES} devices itself) or correct the flag")

@@ -30,7 +30,7 @@ def last_line(output: str) -> str:
     """A kernel's output in one line: a traceback (jax refusing a jaxlib of another version is
     80 lines) becomes its last line, without colour codes."""
     import re
-    lines = [l for l in re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines() if l.strip()]
+    lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines() if ln.strip()]
     return lines[-1].strip()[:200] if lines else ""
 
 
@@ -82,15 +82,15 @@ def main() -> int:
                   f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
     labs = _jupyter("labextension", "list")
     server = _jupyter("server", "extension", "list")
-    rise_lab = any("jupyterlab-rise" in l and "enabled" in l and "OK" in l
-                   for l in labs.splitlines())
-    rise_server = any("jupyterlab_rise" in l and "enabled" in l for l in server.splitlines())
+    rise_lab = any("jupyterlab-rise" in ln and "enabled" in ln and "OK" in ln
+                   for ln in labs.splitlines())
+    rise_server = any("jupyterlab_rise" in ln and "enabled" in ln for ln in server.splitlines())
     if rise_lab and rise_server:
         r.ok("RISE", "jupyterlab-rise enabled (lab and server extension)")
     else:
         r.bad("RISE", "jupyterlab-rise is not enabled", SETUP_FIX)
     if "incompatible" in labs or " X" in labs:
-        bad = [l.strip() for l in labs.splitlines() if " X" in l]
+        bad = [ln.strip() for ln in labs.splitlines() if " X" in ln]
         r.bad("JupyterLab extensions", "marked incompatible: " + "; ".join(bad), SETUP_FIX)
     else:
         r.ok("JupyterLab extensions", "none marked incompatible")

@@ -283,8 +283,8 @@ def main(version: str | None, python: str | None, names: list[str],
     text = render(report, _differs(py))
     name = f"jax-{report['jax']}"
     (report_dir / f"{name}.md").write_text(text + "\n", encoding="utf-8")
-    (report_dir / f"{name}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n",
-                                        encoding="utf-8")
+    as_json = json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+    (report_dir / f"{name}.json").write_text(as_json, encoding="utf-8")
     print(text)
     print(f"drift: report in {nbs.short(report_dir / (name + '.md'))}")
     return 1 if any(nb["breaks"] for nb in report["notebooks"]) else 0

@@ -33,7 +33,8 @@ CHAIN = [
 
 def _python_caches() -> dict:
     from jax._src import pjit
-    from jax._src.interpreters import partial_eval as pe, pxla
+    from jax._src.interpreters import partial_eval as pe
+    from jax._src.interpreters import pxla
     return {"_infer_params_cached": pjit._infer_params_cached,
             "trace_to_jaxpr": pe.trace_to_jaxpr,
             "_pjit_lower": pjit._pjit_lower,

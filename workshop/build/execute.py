@@ -63,6 +63,7 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     """
     import nbclient
     import nbformat
+
     from ..kernel import fresh_kernel_manager
 
     result = Result(name=name, cells=len(nb.cells))
