@@ -7,6 +7,8 @@ starter's `raise NotImplementedError()`), or answer code that raises, gets a ver
 from __future__ import annotations
 
 import html
+import os
+import sysconfig
 from dataclasses import dataclass
 from typing import Callable
 
@@ -55,23 +57,51 @@ class Task:
                                   "your answer, run that cell, then this one.", self._hints[0])
         except Wrong as w:
             return Verdict(False, str(w), self._hints[0])
-        except Exception as e:  # the attendee's code crashed: say so, do not crash the check
+        except Exception as e:
             first = (str(e).strip().split("\n") or [""])[0][:200]
-            return Verdict(False, f"your code raised {type(e).__name__}: {first}",
+            if raised_in_attendee_code(e):   # the attendee's code crashed: say so
+                return Verdict(False, f"your code raised {type(e).__name__}: {first}",
+                               self._hints[0])
+            # no frame of the attendee's code: the check could not use what it was given
+            return Verdict(False, "the check could not use what your answer gave it "
+                                  f"({type(e).__name__}: {first}): look at the type, shape "
+                                  "and dtype of what your code returns, against the task",
                            self._hints[0])
 
-    def hint(self) -> str:
-        """The next hint (they get more specific); the last one repeats."""
+    def next_hint(self) -> str:
+        """The next hint's text (they get more specific); the last one repeats."""
         h = self._hints[min(self._hint_i, len(self._hints) - 1)]
         self._hint_i += 1
-        print(f"Hint {min(self._hint_i, len(self._hints))}/{len(self._hints)}: {h}")
-        return h
+        return f"Hint {min(self._hint_i, len(self._hints))}/{len(self._hints)}: {h}"
 
-    def solution(self) -> str:
-        """The solution code, read from the lab's single source in exercises/solutions/."""
-        code = solution_code(self.lab, self.number)
-        print(code)
-        return code
+    def hint(self) -> None:
+        """Print the next hint (once: it returns nothing, so a notebook shows it once)."""
+        print(self.next_hint())
+
+    def solution(self) -> None:
+        """Print the solution code, read from the lab's single source in
+        exercises/solutions/ (once: it returns nothing)."""
+        print(solution_code(self.lab, self.number))
+
+
+_LIBRARY = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+                  for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def raised_in_attendee_code(e: BaseException) -> bool:
+    """Whether the traceback of `e` passes through code that is neither this kit's package,
+    a library (site-packages) nor Python's own: that is, through the attendee's code."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    tb = e.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        name = os.path.realpath(name) if os.path.isabs(name) else name
+        if not (name.startswith(here) or "site-packages" in name or "dist-packages" in name
+                or name.startswith(_LIBRARY) or name.startswith("<frozen")):
+            return True
+        tb = tb.tb_next
+    cause = e.__cause__ or e.__context__
+    return cause is not None and cause is not e and raised_in_attendee_code(cause)
 
 
 def solution_code(lab: str, number: int) -> str:
@@ -88,3 +118,31 @@ def close(a, b, tol=1e-5) -> bool:
     import numpy as np
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
+
+
+def as_array(value, what: str):
+    """`value` as a NumPy array of numbers, or Wrong in the attendee's terms."""
+    import numpy as np
+    if value is None:
+        raise Wrong(f"{what} is None: does your function return its result?")
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   or arr.dtype == bool):
+        raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers")
+    return arr
+
+
+def all_eqns(jaxpr):
+    """Every equation of a jaxpr, those of its nested jaxprs (jit bodies, branches, loop
+    bodies) included."""
+    from jax._src import core
+    for e in jaxpr.eqns:
+        yield e
+        for sub in core.jaxprs_in_params(e.params):
+            yield from all_eqns(sub)
+
+
+CALLBACKS = {"pure_callback", "io_callback", "callback", "debug_callback"}

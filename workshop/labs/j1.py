@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import Task, Wrong, close
+from . import CALLBACKS, Task, Wrong, all_eqns, as_array, close
 
 LAB = "J1"
 
@@ -42,11 +42,24 @@ def _nested(x):
     return inner(x) + inner(x * 2.0)
 
 
+def _deep(x):
+    inner = jax.jit(lambda v: jnp.sin(v) + 1.0)
+    outer = jax.jit(lambda v: inner(v) * inner(v * 2.0))
+    return outer(x) - outer(x + 1.0)
+
+
+_TABLE = np.arange(5.0, dtype=np.float32)
+
+
 _COUNT_CASES = [
     (lambda x: jnp.tanh(x) @ x.T, (np.ones((3, 3), np.float32),), 3),
     (lambda x, y: jnp.where(x > y, x, y).sum(), (np.ones(4, np.float32), 1.0), None),
     (_nested, (np.ones(5, np.float32),), None),
     (lambda x: x, (np.ones(2, np.float32),), 0),
+    (_deep, (np.ones(5, np.float32),), None),                    # jit inside jit, reused
+    (lambda x: jnp.sum(x * jnp.asarray(_TABLE)), (np.ones(5, np.float32),), None),  # a const
+    (lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x), (np.ones(2, np.float32),),
+     None),
 ]
 
 
@@ -61,8 +74,8 @@ def _check_count(count_eqns) -> str:
         if got != want:
             raise Wrong(f"on a function of inputs shaped {[np.shape(a) for a in args]} it says "
                         f"{got}; the jaxpr has {want} top-level equations")
-    return ("it agrees with JAX on four functions, including one whose nested jit is a "
-            "single equation with its own jaxpr inside")
+    return ("it agrees with JAX on seven functions, including nested jits (each a single "
+            "equation with its own jaxpr inside), a constant and a loop")
 
 
 q2 = Task(LAB, 2, "Count the equations", _check_count, [
@@ -79,6 +92,8 @@ _WEAK_CASES = [
     (lambda a, b, c: a + b + c, (3, np.ones(2, np.int32), np.float32(1.5))),
     (lambda a, b: a + b, (True, jnp.asarray(2.0))),
     (lambda a, b, c: a * b * c, (np.int32(2), 1j, jnp.ones(2))),
+    (lambda a, b, c: a - b * c, (jnp.asarray(3), np.float64(2.0), 2.5)),
+    (lambda a, b: a + b, (np.ones(2, np.float16), False)),
 ]
 
 
@@ -95,7 +110,7 @@ def _check_weak(weak_inputs) -> str:
                         f"{type(got).__name__}") from None
         if got != want:
             kinds = ", ".join(type(a).__name__ for a in args)
-            raise Wrong(f"for inputs of types ({kinds}) it says {sorted(got)}; "
+            raise Wrong(f"for inputs of types ({kinds}) it says {sorted(got, key=repr)}; "
                         f"the trace disagrees")
     return "weak types found by asking the trace, not by guessing from Python types"
 
@@ -115,10 +130,22 @@ def clip_or_zero(x, t):
     return jnp.zeros_like(x)
 
 
-_CLIP_CASES = [(np.array([3.0, -1.0, 0.5], np.float32), 1.0),
-               (np.array([-3.0, 1.0, 0.5], np.float32), 0.5),
-               (np.array([0.2, 0.2], np.float32), 0.3),
-               (np.array([[2.0, -4.0], [5.0, 0.0]], np.float32), 2.5)]
+def _clip_cases():
+    """Fixed cases, two on the threshold itself (x.sum() == t exactly), and random ones."""
+    cases = [(np.array([3.0, -1.0, 0.5], np.float32), 1.0),
+             (np.array([-3.0, 1.0, 0.5], np.float32), 0.5),
+             (np.array([0.25, 0.75], np.float32), 1.0),                 # sum == t
+             (np.array([0.5, -0.5, 0.0], np.float32), 0.0),             # sum == t == 0
+             (np.array([[2.0, -4.0], [5.0, 0.0]], np.float32), 2.5)]
+    rng = np.random.default_rng(41)
+    for n, f in ((1, 0.6), (4, 1.4), (7, 0.7), (6, 1.0)):
+        x = (rng.normal(size=n) * 3).astype(np.float32)
+        x = x if x.sum() > 0 else -x
+        cases.append((x, float(x.sum(dtype=np.float32) * np.float32(f))))  # f=1: sum == t
+    return cases
+
+
+_CLIP_CASES = _clip_cases()
 
 
 def _check_traceable(fn) -> str:
@@ -128,15 +155,26 @@ def _check_traceable(fn) -> str:
     for x, t in _CLIP_CASES:
         try:
             got = jitted(x, t)
-        except jax.errors.ConcretizationTypeError as e:
+        except (jax.errors.ConcretizationTypeError,
+                jax.errors.TracerBoolConversionError) as e:
             raise Wrong(f"jit still refuses it ({type(e).__name__}): some Python decision "
                         "depends on a traced value") from None
+        got = as_array(got, f"on x={x.tolist()}, t={t}, the result")
         want = clip_or_zero(x, t)
         if not close(got, want):
             raise Wrong(f"traceable now, but on x={x.tolist()}, t={t} it gives "
                         f"{np.asarray(got).tolist()} where the original gives "
                         f"{np.asarray(want).tolist()}")
-    n = len(jax.make_jaxpr(fn)(*_CLIP_CASES[0]).eqns)
+    jaxpr = jax.make_jaxpr(fn)(*_CLIP_CASES[0])
+    prims = {e.primitive.name for e in all_eqns(jaxpr)}
+    if prims & CALLBACKS:
+        raise Wrong("the staged program calls back into Python "
+                    f"({', '.join(sorted(prims & CALLBACKS))}): the Python branch is still "
+                    "there, run outside the program. Make the choice a JAX operation")
+    if not prims & {"select_n", "cond"}:
+        raise Wrong("the right values, but the staged program has no choice in it (no "
+                    "select_n, no cond): what decides between the two results?")
+    n = len(jaxpr.eqns)
     return f"jit traces it once for any value of x and t ({n} equations, no Python branch)"
 
 
