@@ -1,0 +1,198 @@
+"""A whole-file map: every function and class of one of JAX's installed source files, with its
+line and its role, and the parts a deck reads marked. What "read whole" means on a slide.
+
+    from workshop import file_map
+    file_map("jax._src.cache_key", reads=["get", "_hash_xla_flags"])
+
+The map is computed from the installed file each time (ast, no import), so it is the pinned
+JAX's file, all of it. A name in `reads` the file does not define fails the run, the way a
+`show_source` anchor does: a deck that reads a function JAX has renamed must not build green.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .expect import ClaimFailed
+
+MARK = "#fff3b0"
+READ = "#7a4b00"
+
+
+@dataclass
+class Entry:
+    name: str        # qualified: "Tracer.__init__"
+    kind: str        # "class", "def" (module level) or "method"
+    line: int        # first line (its first decorator's, as inspect and show_source count)
+    end: int         # last line
+    role: str        # the docstring's first sentence; else the signature or the bases
+    depth: int = 0   # 0 module level, 1 in a class
+
+    @property
+    def lines(self) -> int:
+        return self.end - self.line + 1
+
+
+@dataclass
+class FileMap:
+    path: str                       # relative to site-packages: jax/_src/cache_key.py
+    total: int                      # lines in the file
+    entries: list[Entry]
+    reads: set[str] = field(default_factory=set)
+
+    @property
+    def functions(self) -> list[Entry]:
+        return [e for e in self.entries if e.kind != "class"]
+
+    @property
+    def classes(self) -> list[Entry]:
+        return [e for e in self.entries if e.kind == "class"]
+
+    def read_lines(self) -> int:
+        """Lines of the file inside the entries the deck reads (nested reads counted once)."""
+        covered: set[int] = set()
+        for e in self.entries:
+            if e.name in self.reads:
+                covered |= set(range(e.line, e.end + 1))
+        return len(covered)
+
+    def summary(self) -> str:
+        n_def = sum(e.kind == "def" for e in self.entries)
+        n_meth = sum(e.kind == "method" for e in self.entries)
+        parts = [f"{self.path} · {self.total} lines", f"{len(self.classes)} classes",
+                 f"{n_def} functions", f"{n_meth} methods"]
+        if self.reads:
+            parts.append(f"the deck reads {len(self.reads)} (▶), {self.read_lines()} lines")
+        return " · ".join(parts)
+
+    def __str__(self) -> str:
+        rows = [self.summary()]
+        for e in self._shown():
+            mark = "▶" if e.name in self.reads else " "
+            rows.append(f"{mark}{e.line:5d} {'  ' * e.depth}{e.name}  {e.role}".rstrip())
+        return "\n".join(rows)
+
+    __repr__ = __str__
+
+    def _shown(self) -> list[Entry]:
+        """Every class and module-level function; a class's methods only where the deck reads
+        one of them (the class row says how many it has)."""
+        read_classes = {n.split(".")[0] for n in self.reads if "." in n}
+        return [e for e in self.entries
+                if e.depth == 0 or e.name.split(".")[0] in read_classes]
+
+    def _repr_html_(self) -> str:
+        methods = {c.name: sum(1 for e in self.entries if e.name.startswith(c.name + "."))
+                   for c in self.classes}
+        cells = []
+        for e in self._shown():
+            read = e.name in self.reads
+            extra = (f" <span style='color:#666'>+{methods[e.name]} methods</span>"
+                     if e.kind == "class" and methods.get(e.name) else "")
+            name = html.escape(e.name.split(".")[-1] if e.depth else e.name)
+            style = (f"background:{MARK};color:{READ};font-weight:bold" if read else "")
+            cells.append(
+                f"<div style='{style};padding:0 4px;white-space:nowrap;overflow:hidden;"
+                f"text-overflow:ellipsis;padding-left:{4 + 16 * e.depth}px' "
+                f"title='{html.escape(e.role, quote=True)}'>"
+                f"<span style='color:#888;display:inline-block;min-width:3.2em;"
+                f"text-align:right'>{e.line}</span> "
+                f"{'▶ ' if read else ''}{'<i>class</i> ' if e.kind == 'class' else ''}"
+                f"{name}{extra}<span style='color:#777;font-weight:normal;font-size:80%'> "
+                f"{html.escape(e.role)}</span></div>")
+        columns = 3 if len(cells) > 24 else 2 if len(cells) > 8 else 1
+        return (f"<div class='workshop-filemap' style='font-family:\"DejaVu Sans Mono\","
+                f"monospace'><div style='font-weight:bold;margin-bottom:4px'>"
+                f"{html.escape(self.summary())}</div>"
+                f"<div style='column-count:{columns};column-gap:18px'>{''.join(cells)}</div>"
+                f"{self._strip()}</div>")
+
+    def _strip(self, width: int = 1000, height: int = 18) -> str:
+        """The file as one bar, its length the file's: every module-level block drawn to
+        scale, the read ones in the mark colour, so the whole is seen at once."""
+        scale = width / max(self.total, 1)
+        rects = []
+        for e in self.entries:
+            if e.depth:
+                continue
+            read = e.name in self.reads or any(r.startswith(e.name + ".") for r in self.reads)
+            fill = "#d9a400" if read else "#9db4d0" if e.kind == "class" else "#c8ccd2"
+            rects.append(f"<rect x='{(e.line - 1) * scale:.1f}' y='0' "
+                         f"width='{max(e.lines * scale, 1):.1f}' height='{height}' "
+                         f"fill='{fill}'><title>{html.escape(e.name)}</title></rect>")
+        return (f"<svg viewBox='0 0 {width} {height}' preserveAspectRatio='none' "
+                f"style='width:100%;height:{height}px;"
+                f"margin-top:6px' role='img' aria-label='{html.escape(self.path)} to scale'>"
+                f"<rect width='{width}' height='{height}' fill='#f2f3f5'/>{''.join(rects)}"
+                f"</svg>")
+
+
+def _role(node, lines: list[str]) -> str:
+    doc = ast.get_docstring(node, clean=True)
+    if doc:
+        first = " ".join(doc.strip().split("\n\n")[0].split())
+        return (first.split(". ")[0].rstrip(".") + ".")[:90]
+    if isinstance(node, ast.ClassDef):
+        bases = ", ".join(ast.unparse(b) for b in node.bases)
+        return f"class({bases})" if bases else "class"
+    args = ast.unparse(node.args)
+    return f"({args})"[:90]
+
+
+def _entries(tree, lines) -> list[Entry]:
+    out = []
+
+    def add(node, prefix: str, depth: int):
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        kind = "class" if isinstance(node, ast.ClassDef) else "method" if depth else "def"
+        out.append(Entry(prefix + node.name, kind, start, node.end_lineno,
+                         _role(node, lines), depth))
+        if isinstance(node, ast.ClassDef):
+            for child in node.body:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    add(child, prefix + node.name + ".", depth + 1)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(node, "", 0)
+        elif isinstance(node, ast.If):   # `if TYPE_CHECKING:` / platform branches
+            for child in node.body + node.orelse:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    add(child, "", 0)
+    return sorted(out, key=lambda e: e.line)
+
+
+def source_file(module) -> Path:
+    """The installed file of a module (a module object or its dotted name), without importing."""
+    name = module if isinstance(module, str) else module.__name__
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise ClaimFailed(f"no Python source for {name}")
+    return Path(spec.origin)
+
+
+def _relative(path: Path) -> str:
+    parts = path.parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in ("site-packages", "dist-packages"):
+            return "/".join(parts[i + 1:])
+    return path.name
+
+
+def file_map(module, reads=()) -> FileMap:
+    """The map of `module`'s whole file; `reads` names (qualified: "Tracer.__init__") the parts
+    the deck reads, each of which the file must define."""
+    path = source_file(module)
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    entries = _entries(ast.parse(text), lines)
+    names = {e.name for e in entries}
+    missing = [r for r in reads if r not in names]
+    if missing:
+        raise ClaimFailed(f"{_relative(path)} defines no {', '.join(missing)}: the deck reads "
+                          "a part this JAX does not have")
+    total = len(lines) - (1 if text.endswith("\n") else 0)
+    return FileMap(_relative(path), total, entries, set(reads))
