@@ -270,3 +270,14 @@ def test_the_printer_sees_no_font_but_dejavu():
                             env={**os.environ, **env}, timeout=30).stdout
     families = {f.split(",")[0] for f in listed.split("\n") if f}
     assert families and all(f.startswith("DejaVu") for f in families), families
+
+
+def test_a_forced_rebuild_keeps_the_bytes_of_handouts_whose_inputs_did_not_change():
+    deck = nbs.decks()[0]
+    pdfs = handouts.targets(deck)
+    assert handouts.current(deck), f"run scripts/build 01 first: {nbs.short(pdfs[0])} is stale"
+    before = [p.read_bytes() for p in pdfs]
+    p = wk("build", "--force", "01")   # runs the deck again: new timings in its outputs
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "executing 1 notebook" in p.stdout
+    assert [q.read_bytes() for q in pdfs] == before

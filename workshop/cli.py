@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="execute every deck and lab solution; write the report")
     b.add_argument("notebooks", nargs="*", help="01, 1, J1, a name or a path; none means all")
-    b.add_argument("--force", action="store_true", help="rebuild even what is current")
+    b.add_argument("--force", action="store_true",
+                   help="run even what is current (a PDF whose inputs are unchanged keeps its "
+                        "bytes)")
     b.add_argument("--no-pdf", action="store_true", help="only execute (no browser needed)")
     b.set_defaults(fn=cmd_build)
     la = sub.add_parser("labs", help="generate the attendee copies of the labs")
