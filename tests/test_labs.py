@@ -24,6 +24,9 @@ LABS = {p.stem.split("-")[0]: (_module("workshop.labs", p.stem.split("-")[0]), p
         for p in nbs.lab_sources()}
 WRONG_ANSWERS = [(lab, q, a) for lab in LABS
                  for q, answers in _module("wrong_answers", lab).WRONG.items() for a in answers]
+RIGHT_ANSWERS = [(lab, q, a) for lab in LABS
+                 for q, answers in getattr(_module("wrong_answers", lab), "RIGHT", {}).items()
+                 for a in answers]
 ATTENDEE = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
 CHECK_CALL = re.compile(r"^(q\d)\.check\((.*)\)$")
 
@@ -90,11 +93,27 @@ def test_wrong_answers_are_rejected_with_a_hint(lab, q, answer):
     assert isinstance(v, Verdict) and not v.ok and v.hint and v.message, v
 
 
+@pytest.mark.parametrize("lab,q,answer", RIGHT_ANSWERS,
+                         ids=lambda v: getattr(v, "__name__", repr(v))[:20])
+def test_right_answers_written_differently_pass(lab, q, answer):
+    v = getattr(LABS[lab][0], q).check(answer)
+    assert isinstance(v, Verdict) and v.ok, v
+
+
 @pytest.mark.parametrize("lab", LABS)
-def test_every_task_has_at_least_three_wrong_answers(lab):
-    wrong = _module("wrong_answers", lab).WRONG
-    assert set(wrong) == _tasks(LABS[lab][0])
-    assert all(len(answers) >= 3 for answers in wrong.values()), wrong
+def test_every_task_has_six_wrong_answers_and_two_right_ones(lab):
+    answers = _module("wrong_answers", lab)
+    assert set(answers.WRONG) == set(answers.RIGHT) == _tasks(LABS[lab][0])
+    assert all(len(a) >= 6 for a in answers.WRONG.values()), answers.WRONG
+    assert all(len(a) >= 2 for a in answers.RIGHT.values()), answers.RIGHT
+
+
+def test_the_checks_own_failure_is_not_blamed_on_the_attendee():
+    # an answer whose value the check cannot use gets a verdict that says so, not
+    # "your code raised": the traceback has no frame of the attendee's code
+    from workshop.labs import Task
+    v = Task("J1", 1, "t", sorted, ["h"]).check([3, object()])   # sorted's own TypeError
+    assert not v.ok and "your code raised" not in v.message and "could not use" in v.message
 
 
 def test_a_crashing_answer_gets_a_verdict_not_a_traceback():
@@ -104,12 +123,14 @@ def test_a_crashing_answer_gets_a_verdict_not_a_traceback():
     assert not v.ok and "ValueError: oops" in v.message
 
 
-def test_hints_get_more_specific_and_solution_is_the_source(capsys):
+def test_hints_get_more_specific_and_print_once(capsys):
     task = j1.Task("J1", 4, "t", lambda: "", ["first", "second"])
-    assert [task.hint(), task.hint(), task.hint()] == ["first", "second", "second"]
-    code = j1.q4.solution()
-    assert "### BEGIN SOLUTION" in code and "jnp.where" in code
-    assert "jnp.where" in capsys.readouterr().out
+    assert [task.hint(), task.hint(), task.hint()] == [None, None, None]   # printed, once
+    assert capsys.readouterr().out.split("\n")[:3] == ["Hint 1/2: first", "Hint 2/2: second",
+                                                       "Hint 2/2: second"]
+    assert j1.q4.solution() is None
+    out = capsys.readouterr().out
+    assert "### BEGIN SOLUTION" in out and "jnp.where" in out
 
 
 def test_checks_use_inputs_the_attendee_did_not_choose():
