@@ -16,8 +16,9 @@ from .show import Shown, trim
 
 # label, the object that holds it (module.attribute), what its key compares
 CHAIN = [
-    ("C++ fast path", "pjit._cpp_pjit_cache_fun_only",
-     "argument signature: static args, dtypes, shapes, weak types, shardings"),
+    ("C++ fast path", "pjit._cpp_pjit_cache_explicit_attributes",
+     "function and jit options, then the argument signature: static args, dtypes, shapes, "
+     "weak types, shardings"),
     ("_infer_params_cached", "pjit._infer_params_cached",
      "function, jit options, signature, abstract values, mesh"),
     ("trace_to_jaxpr", "partial_eval.trace_to_jaxpr",
@@ -42,6 +43,14 @@ def _python_caches() -> dict:
             "_cached_compilation": pxla._cached_compilation}
 
 
+def holder(name: str):
+    """The object CHAIN names, e.g. "pjit._cpp_pjit_cache_explicit_attributes"."""
+    import importlib
+    module, attr = name.split(".")
+    where = "jax._src.interpreters." if module in ("partial_eval", "pxla") else "jax._src."
+    return getattr(importlib.import_module(where + module), attr)
+
+
 def _counts(f) -> dict[str, tuple[int, int]]:
     out = {"C++ fast path": (0, f._cache_size())}
     for name, cache in _python_caches().items():
@@ -57,9 +66,18 @@ def probe(f, *args, **kwargs) -> dict[str, str]:
     C++ cache serves reaches no Python cache at all. Inner jits (jnp functions are jitted too)
     touch the Python caches as well: probe functions built from lax primitives."""
     import jax
-    before = _counts(f)
+
+    from .expect import ClaimFailed
+    caches = _python_caches()
+    for label, name, _ in CHAIN[1:]:   # each name CHAIN shows is the cache probed
+        if holder(name) is not caches[label]:
+            raise ClaimFailed(f"CHAIN names {name} for {label}, which is another object")
+    cpp = holder(CHAIN[0][1])
+    before, held = _counts(f), cpp.size()
     jax.block_until_ready(f(*args, **kwargs))
     after = _counts(f)
+    if before["C++ fast path"][1] == 0 < after["C++ fast path"][1] and cpp.size() <= held:
+        raise ClaimFailed(f"a first call's C++ entry did not land in {CHAIN[0][1]}")
     verdict = {}
     for label, *_ in CHAIN:
         (h0, m0), (h1, m1) = before[label], after[label]
