@@ -129,7 +129,8 @@ def as_array(value, what: str):
         arr = np.asarray(value)
     except Exception:
         raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+    import jax.numpy as jnp
+    if arr.dtype == object or not (jnp.issubdtype(arr.dtype, jnp.number)
                                    or arr.dtype == bool):
         raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers")
     return arr

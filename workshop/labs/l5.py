@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util as tu
 
-from . import Task, Wrong, close
+from . import Task, Wrong, all_eqns, as_array, close
 
 LAB = "L5"
 
@@ -71,18 +71,29 @@ def running_max_python(xs):
 
 _RM_CASES = [np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], np.float32),
              np.array([-5.0, -7.0, -1.0, -3.0], np.float32),
-             np.linspace(2.0, -2.0, 50, dtype=np.float32)]
+             np.linspace(2.0, -2.0, 50, dtype=np.float32),
+             np.array([-2.5e38, -3e38, -1e30], np.float32),       # below any "small" start
+             np.array([-np.inf, -np.inf, -1.0, -np.inf], np.float32),
+             np.array([-42.0], np.float32),                        # one element
+             np.random.default_rng(5).normal(size=17).astype(np.float32) * 1e4 - 3e4]
 
 
 def _check_scan(running_max) -> str:
     if not callable(running_max):
         raise Wrong("pass your function itself: q2.check(running_max)")
     for xs in _RM_CASES:
-        got = running_max(jnp.asarray(xs))
+        got = as_array(running_max(jnp.asarray(xs)), f"running_max of {len(xs)} elements")
         want = np.maximum.accumulate(xs)
+        if got.shape != want.shape:
+            raise Wrong(f"for {len(xs)} elements it returns shape {got.shape}, not "
+                        f"{want.shape}: one running maximum per element")
         if not close(got, want):
-            raise Wrong(f"on {xs[:6].tolist()}… it gives {np.asarray(got)[:6].tolist()}…")
+            raise Wrong(f"on {xs[:6].tolist()}… it gives {got.reshape(-1)[:6].tolist()}…")
     prims = _prims(running_max, jnp.asarray(_RM_CASES[2]))
+    if {"cummax", "cumsum", "cumlogsumexp"} & {e.primitive.name for e in all_eqns(
+            jax.make_jaxpr(running_max)(jnp.asarray(_RM_CASES[2])))}:
+        raise Wrong("the staged program uses a cumulative primitive (lax.cummax): write the "
+                    "loop yourself, as a scan")
     if "scan" not in prims:
         raise Wrong(f"the right numbers, but the staged program has no scan "
                     f"({len(prims)} equations): the loop was unrolled or replaced")
@@ -94,7 +105,8 @@ def _check_scan(running_max) -> str:
 
 q2 = Task(LAB, 2, "A Python loop as a scan", _check_scan, [
     "jax.lax.scan(step, init, xs): step(carry, x) returns (new carry, y); the ys are stacked.",
-    "The carry is the best so far; what should it start at so that negative inputs work?",
+    "The carry is the best so far; what should it start at so that any input works, even "
+    "-inf or the most negative float32?",
 ])
 
 
@@ -109,8 +121,10 @@ def newton_sqrt(a):
 def _check_diff(fn) -> str:
     if not callable(fn):
         raise Wrong("pass your function itself: q3.check(newton_sqrt_differentiable)")
-    for a in (2.0, 9.0, 0.25, 150.0):
-        val = fn(jnp.float32(a))
+    for a in (2.0, 9.0, 0.25, 150.0, 0.01, 2500.0, 1.0, 1e6, 1e-4):
+        val = as_array(fn(jnp.float32(a)), f"at a={a}, the result")
+        if val.shape != ():
+            raise Wrong(f"at a={a} it returns shape {val.shape}, not a scalar")
         if not close(val, np.sqrt(a), tol=1e-4):
             raise Wrong(f"at a={a} it gives {float(val):.6f}, not √a = {np.sqrt(a):.6f}: "
                         "enough iterations?")
@@ -122,6 +136,11 @@ def _check_diff(fn) -> str:
             raise Wrong(f"at a={a} the gradient is {float(g):.6f}, not 1/(2√a) = "
                         f"{0.5 / np.sqrt(a):.6f}")
     prims = _prims(fn, jnp.float32(2.0))
+    every = {e.primitive.name for e in all_eqns(jax.make_jaxpr(fn)(jnp.float32(2.0)))}
+    if every & {"sqrt", "rsqrt", "pow", "cbrt", "custom_jvp_call", "custom_vjp_call"}:
+        raise Wrong(f"the staged program computes a root directly "
+                    f"({', '.join(sorted(every & {'sqrt', 'rsqrt', 'pow', 'cbrt'})) or 'a '
+                    'custom rule'}): keep Newton's step x → (x + a/x)/2 from x = a, in a loop")
     if "while" in prims or "scan" not in prims:
         raise Wrong("the numbers are right, but keep the Newton iteration as a loop with a "
                     "fixed number of steps (a scan in the staged program, no while)")
@@ -130,6 +149,69 @@ def _check_diff(fn) -> str:
 
 q3 = Task(LAB, 3, "Make a while_loop differentiable", _check_diff, [
     "Reverse mode needs a known number of iterations: keep the Newton step, bound the loop.",
-    "jax.lax.fori_loop(0, 20, lambda i, x: 0.5 * (x + a / x), a) has static bounds, so it "
-    "is a scan underneath.",
+    "jax.lax.fori_loop with static (Python int) bounds is a scan underneath; how many "
+    "steps does Newton need from x = a when a is a million, or 0.0001?",
+])
+
+
+# ----------------------------------------------------------------- task 4: a carry type
+
+def mean_so_far_broken(xs):
+    """The scan task 4 starts from: the mean of xs[:i+1] for every i. scan refuses it."""
+    def step(carry, x):
+        total, n = carry
+        total, n = total + x, n + 1
+        return (total, n), total / n
+    return jax.lax.scan(step, (0, 0), xs)[1]
+
+
+def _mean_ref(xs):
+    xs = np.asarray(xs, np.float64)
+    return np.cumsum(xs, axis=0) / np.arange(1, len(xs) + 1).reshape((-1,) + (1,) * (xs.ndim - 1))
+
+
+def _mean_cases():
+    rng = np.random.default_rng(9)
+    return [("7 float32 numbers", jnp.asarray(rng.normal(size=7), jnp.float32)),
+            ("5 bfloat16 numbers", jnp.asarray(rng.normal(size=5), jnp.bfloat16)),
+            ("6 rows of 3 float32", jnp.asarray(rng.normal(size=(6, 3)), jnp.float32)),
+            ("4 float16 rows of 2", jnp.asarray(rng.normal(size=(4, 2)), jnp.float16))]
+
+
+def _check_carry(mean_so_far) -> str:
+    if not callable(mean_so_far):
+        raise Wrong("pass your function itself: q4.check(mean_so_far)")
+    for text, xs in _mean_cases():
+        try:
+            got = mean_so_far(xs)
+        except TypeError as e:
+            if "carry" in str(e):
+                raise Wrong(f"for {text}, scan still refuses the carry: "
+                            f"{str(e).splitlines()[0][:120]}") from None
+            raise
+        got_arr = as_array(got, f"for {text}, the result")
+        if got_arr.shape != xs.shape:
+            raise Wrong(f"for {text} the result has shape {got_arr.shape}, not {xs.shape}: one "
+                        "mean per step, of the same shape as an element")
+        if jnp.result_type(got) != xs.dtype:
+            raise Wrong(f"for {text} the result is {jnp.result_type(got)}, not {xs.dtype}: "
+                        "the carry should take its type from xs, not fix one")
+        tol = 1e-5 if xs.dtype == jnp.float32 else 2e-2
+        if not close(got_arr.astype(np.float64), _mean_ref(xs.astype(jnp.float32)), tol=tol):
+            raise Wrong(f"for {text} the means are wrong")
+    every = {e.primitive.name for e in all_eqns(jax.make_jaxpr(mean_so_far)(_mean_cases()[0][1]))}
+    if "scan" not in every or "cumsum" in every:
+        raise Wrong("the right means, but not from the scan: keep the loop, fix its carry")
+    return ("the carry starts with the type the body gives back, whatever the dtype and "
+            "shape of xs")
+
+
+q4 = Task(LAB, 4, "Fix a carry type", _check_carry, [
+    "Run mean_so_far_broken and read the error: scan compares the carry's type going in "
+    "with the type coming out of the body, field by field (shape, dtype, weak type).",
+    "scan lets a weakly typed Python 0 take the dtype the body gives back, but never a new "
+    "shape; and a strongly typed start (jnp.zeros(()) is float32) fixes the dtype of all "
+    "that follows. Start total as what it will become: one element of xs.",
+    "The shape of it: an init built from xs (its dtype, xs.shape[1:]) for the total; "
+    "the count may stay a Python int.",
 ])
