@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import Task, Wrong
+from . import Task, Wrong, as_array
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -110,66 +110,89 @@ def _cases():
     ]
 
 
+class _Boom(Exception):
+    """Raised by the check's own thunk: count_compiles must let it through and clean up."""
+
+
+def _listeners() -> int:
+    from jax._src import monitoring
+    return sum(len(getattr(monitoring, name, ())) for name in (
+        "_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners"))
+
+
 def _check_counter(count_compiles) -> str:
     if not callable(count_compiles):
         raise Wrong("pass your function itself: q1.check(count_compiles)")
+    before = _listeners()
     for what, thunk, want in _cases():
         got = count_compiles(thunk)
+        if _listeners() != before:
+            raise Wrong(f"after counting {what}, your listener is still registered: every "
+                        "later compile in this kernel would call it. Unregister it")
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             raise Wrong(f"count_compiles should return an int, it returned {type(got).__name__}")
         if got != want:
             raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}")
-    return "it counts XLA compilations, and only those, call by call"
+
+    def fails():
+        jax.jit(lambda v: v - next(_fresh))(np.ones(2, np.float32))
+        raise _Boom()
+    try:
+        count_compiles(fails)
+    except _Boom:
+        pass
+    else:
+        raise Wrong("when fn() raises, count_compiles should let the error through")
+    if _listeners() != before:
+        raise Wrong("when fn() raises, your listener stays registered: unregister it in a "
+                    "`finally:` block")
+    return "it counts XLA compilations, and only those, call by call, and cleans up"
 
 
 q1 = Task(LAB, 1, "Count compiles", _check_counter, [
     "Register a jax.monitoring duration listener around the call and count one kind of event: "
     "the one recorded when XLA compiles, not when JAX traces or lowers.",
-    "The event is '/jax/core/compile/backend_compile_duration'. Count it in a list that is "
-    "new on every call, and unregister the listener in a finally block.",
+    "Print the events a listener sees around one call of a fresh jitted function: one name "
+    "has 'compile' and 'backend' in it. Count in a list that is new on every call, and "
+    "clean up even when fn() raises.",
 ])
 
 
 # ----------------------------------------------------------------- task 2: the diagnosis
 
-def _n(k: int, one: str, many: str) -> str:
-    return f"{k} {one if k == 1 else many}"
-
-
 def _check_causes(causes) -> str:
-    if isinstance(causes, str) or not hasattr(causes, "__iter__"):
+    if causes is None or isinstance(causes, str) or not hasattr(causes, "__iter__"):
         raise Wrong("give a set of names from j2.CAUSES, e.g. {'static_lr', ...}")
-    causes = set(causes)
-    unknown = causes - set(CAUSES)
+    causes = list(causes)
+    if not all(isinstance(c, str) for c in causes):
+        raise Wrong("give the suspects by their names in j2.CAUSES (strings)")
+    unknown = set(causes) - set(CAUSES)
     if unknown:
-        raise Wrong(f"unknown cause(s) {sorted(unknown)}: pick names from j2.CAUSES")
-    extra, missing = causes - _TRUE, _TRUE - causes
-    wrong = (f"{_n(len(extra), 'of your causes does', 'of your causes do')} not make "
-             "train_buggy recompile")
-    if extra and missing:
-        raise Wrong(f"{wrong}, and {_n(len(missing), 'cause that does is', 'causes that do are')}"
-                    " missing")
-    if extra:
-        raise Wrong(f"{wrong}: take one out of the loop and watch the counters, they do not "
-                    "move")
-    if missing:
-        raise Wrong(f"you found {_n(len(causes), 'cause', 'causes')}; "
-                    f"{_n(len(missing), 'more makes', 'more make')} train_buggy recompile")
-    return f"all {len(_TRUE)} causes, and neither decoy"
+        raise Wrong(f"unknown name(s) {sorted(unknown)}: pick names from j2.CAUSES")
+    if set(causes) != _TRUE:
+        # one message for every wrong set: no count of right or wrong picks to search with
+        raise Wrong("not this set. For each suspect, show it with the counters: in a clean "
+                    "loop (one compile) put that suspect back alone, and see whether the count "
+                    "rises. Name exactly those that make it rise")
+    return f"all {len(_TRUE)} causes, and no suspect that does not recompile"
 
 
 q2 = Task(LAB, 2, "Name the causes", _check_causes, [
-    "Fix one suspect at a time in a copy of the loop and count compiles; or turn on "
-    "jax.explain_cache_misses and read why each step's trace missed.",
-    "explain_cache_misses names the argument and the two types (look for weak_type), a "
-    "different static value, or a function it has never seen. A NumPy argument and float(loss) "
-    "never show up there.",
+    "Fixing one suspect in the buggy loop tells you little: the others still recompile every "
+    "step and hide it. Start from a clean loop that compiles once, then put one suspect back.",
+    "A clean loop: a step jitted once outside the loop, nothing static, every argument of one "
+    "shape and one dtype on every step (batches of one size: make_batches(seed, "
+    "sizes=(32,) * 8)), no Python conversion of the results. count_compiles says 1.",
+    "Then, one suspect at a time, copy the one line the suspect describes from train_buggy "
+    "into the clean loop, count, and undo it. jax.explain_cache_misses says why a count rose.",
 ])
 
 
 # ----------------------------------------------------------------- task 3: the fix
 
-SIZES = [(32, 27, 32, 19, 32, 11, 24, 32), (32, 14, 29, 21, 32, 9, 32, 17)]
+# the first stream never reaches MAX_BATCH (padding to the stream's own longest batch would
+# pass it), the second does; both have a one-row batch
+SIZES = [(27, 14, 27, 19, 8, 11, 24, 1), (32, 14, 29, 21, 32, 9, 1, 17)]
 _dims = itertools.count(5)
 
 
@@ -177,26 +200,42 @@ def _check_fixed(train) -> str:
     if not callable(train):
         raise Wrong("pass your function itself: q3.check(train_fixed)")
     dim = next(_dims)      # a size the notebook has not compiled for, on every check
+    rng = np.random.default_rng(dim)
     for run, (seed, base_lr) in enumerate([(101 + dim, 0.05), (202 + dim, 0.03)]):
         batches = make_batches(seed, dim, SIZES[run])
-        w0 = jax.device_put(np.zeros(dim, np.float32))
-        b0 = jax.device_put(np.float32(0.0))
+        # weights that do not start at zero: weight decay moves them from the first step
+        w0 = jax.device_put(rng.normal(size=dim).astype(np.float32))
+        b0 = jax.device_put(np.float32(rng.normal()))
         with compiles() as c:
             out = train(w0, b0, batches, base_lr)
         if not (isinstance(out, tuple) and len(out) == 3):
             raise Wrong("return (w, b, losses), as train_buggy does")
         w, b, losses = out
         rw, rb, rlosses = reference(w0, b0, batches, base_lr)
+        try:
+            losses = [float(v) for v in losses]
+        except (TypeError, ValueError):
+            raise Wrong("losses should be a list of one number per batch") from None
         if len(losses) != len(batches):
             raise Wrong(f"losses should have one value per batch ({len(batches)}), "
                         f"it has {len(losses)}")
+        # float32 against float64 differs by about 1e-7; weight decay on a wrong step, or
+        # off, moves the numbers by about 1e-5 or more
         for i, (got, want) in enumerate(zip(losses, rlosses)):
-            if not np.isclose(float(got), want, rtol=1e-3, atol=1e-5):
-                raise Wrong(f"the loss of step {i} is {float(got):.5f}; train_buggy's is "
-                            f"{want:.5f}: a fix must not change the numbers")
-        if not np.allclose(np.asarray(w), rw, rtol=1e-3, atol=1e-5):
-            raise Wrong("the trained weights differ from train_buggy's")
+            if not np.isclose(got, want, rtol=3e-6, atol=1e-7):
+                raise Wrong(f"the loss of step {i} (a batch of {len(batches[i][0])} rows) is "
+                            f"{got:.7f}; train_buggy's is {want:.7f}: a fix must not change "
+                            "the numbers")
+        w = as_array(w, "the w your loop returns")
+        b = as_array(b, "the b your loop returns")
+        if w.shape != rw.shape or not np.allclose(w, rw, rtol=1e-5, atol=1e-6):
+            raise Wrong("the trained weights w differ from train_buggy's")
+        if b.shape != () or not np.allclose(b, rb, rtol=1e-5, atol=1e-7):
+            raise Wrong("the trained bias b differs from train_buggy's")
         names = ", ".join(sorted(set(c.names)))
+        if run == 0 and c.count == 0:
+            raise Wrong("the right numbers, but nothing compiled on fresh shapes: the step "
+                        "should run as one jitted function (fixed_step), not in NumPy")
         if run == 0 and c.count > 1:
             raise Wrong(f"on fresh shapes, your loop compiled {c.count} times ({names}); "
                         "after the warm-up it should never compile again, so once in all")
@@ -209,6 +248,7 @@ def _check_fixed(train) -> str:
 q3 = Task(LAB, 3, "Fix the loop", _check_fixed, [
     "Fix each cause you named: one jitted step defined once, outside the loop; every "
     "argument with one shape and one type on every step; nothing static that changes.",
-    "Pad each batch to MAX_BATCH rows in NumPy and pass a 0/1 mask, so the mean is over the "
-    "real rows only; pass lr and wd as np.float32 values, traced.",
+    "One shape: pad each batch to the same number of rows, one that no stream can exceed, "
+    "and say with the mask which rows are real, so the mean is over those only. One type: "
+    "what dtype, and what weak type, does each argument have on step 0, and on step 5?",
 ])
