@@ -52,6 +52,38 @@ _ident.defvjp(lambda x: (x, None), lambda _, g: (g,))
 def _lse_around_ident(x):                # custom_vjp_call staged, autodiff does the work
     return jax.nn.logsumexp(_ident(x))
 
+@jax.custom_vjp
+def _lse_grad_in_bwd(x):                 # sidestep: bwd asks jax.grad of the library function
+    return jax.nn.logsumexp(x)
+
+
+_lse_grad_in_bwd.defvjp(lambda x: (jax.nn.logsumexp(x), x),
+                        lambda x, g: (g * jax.grad(jax.nn.logsumexp)(x),))
+
+
+@jax.custom_vjp
+def _lse_vjp_residual(x):                # sidestep: fwd keeps jax.vjp's function as residual
+    return jax.nn.logsumexp(x)
+
+
+def _vjp_fwd(x):
+    y, pullback = jax.vjp(jax.nn.logsumexp, x)
+    return y, pullback
+
+
+_lse_vjp_residual.defvjp(_vjp_fwd, lambda pullback, g: pullback(g))
+
+
+def _naive_softmax(x):
+    return jnp.exp(x) / jnp.sum(jnp.exp(x))
+
+
+_lse_naive_bwd = _lse_with(_stable, lambda s, g: (g * s,))
+_lse_naive_bwd.defvjp(lambda x: (_stable(x), _naive_softmax(x)),   # boundary: overflows at 1000
+                      lambda s, g: (g * s,))
+_lse_keepdims = _lse_with(lambda x: jax.nn.logsumexp(x, keepdims=True),
+                          lambda s, g: (g * s,))                    # shape (1,), not ()
+
 # --------------------------------------------------------------- q2: clipped gradient
 
 
@@ -70,6 +102,11 @@ _clip_lower_only = _clip_with(lambda x, g: (jnp.maximum(g, -1.0),))     # one si
 
 def _clip_value(x):                                                     # clips the value
     return jnp.clip(x, -1.0, 1.0)
+
+
+_clip_norm = _clip_with(lambda x, g: (g / jnp.maximum(1.0, jnp.linalg.norm(g)),))  # not elementwise
+_clip_late = _clip_with(lambda x, g: (jnp.where(jnp.abs(g) > 1.5, jnp.sign(g), g),))  # boundary
+_clip_to_zero = _clip_with(lambda x, g: (jnp.where(jnp.abs(g) > 1.0, 0.0, g),))    # drops them
 
 
 # --------------------------------------------------------------- q3: remat variants
@@ -123,16 +160,96 @@ def _measure_swapped(loss, params, x):         # (seconds, bytes)
     return time.perf_counter() - t, c.memory_analysis().temp_size_in_bytes
 
 
+def _measure_with(wait=True, warm=True, compile_inside=False, constant=None):
+    def measure(loss, params, x):
+        c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+        if constant is not None:
+            return c.memory_analysis().temp_size_in_bytes, constant
+        if warm:
+            jax.block_until_ready(c(params, x))
+        t = time.perf_counter()
+        if compile_inside:
+            c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+        out = c(params, x)
+        if wait:
+            jax.block_until_ready(out)
+        return c.memory_analysis().temp_size_in_bytes, time.perf_counter() - t
+    return measure
+
+
 WRONG = {
     "q1": [_starter, _naive_lse, _stable, _lse_ignores_g, _lse_unnormalised, _lse_naive_fwd,
-           _lse_bare_array, _lse_around_ident],
+           _lse_bare_array, _lse_around_ident, _lse_grad_in_bwd, _lse_vjp_residual,
+           _lse_naive_bwd, _lse_keepdims],
     "q2": [_starter, lambda x: x, _clip_value, _clip_identity_rule, _clip_the_primal,
-           _clip_lower_only],
-    "q3": [{"none": _none, "checkpoint": _none, "policy": _none},
+           _clip_lower_only, _clip_norm, _clip_late, _clip_to_zero],
+    "q3": [_starter, {"none": _none},
+           {"none": _none, "checkpoint": _none, "policy": _none},
            {"none": _none, "checkpoint": _ckpt, "policy": _ckpt},
            {"none": _none, "checkpoint": _ckpt, "policy": _everything},
            {"none": _none, "checkpoint": jax.checkpoint(_none), "policy": _dots},
            {"none": _none, "checkpoint": _sum_loss, "policy": _dots},
            [_none, _ckpt, _dots]],
-    "q4": [_starter, _measure_forward, _measure_peak, _measure_ms, _measure_swapped],
+    "q4": [_starter, _measure_forward, _measure_peak, _measure_ms, _measure_swapped,
+           _measure_with(constant=1e-9),              # sidestep: a made-up number
+           _measure_with(wait=False),                 # measures the dispatch only
+           _measure_with(compile_inside=True)],       # half-done: times the compile too
+}
+
+
+@jax.custom_vjp
+def _lse_shifted(x):
+    m = jax.lax.stop_gradient(x.max())
+    return m + jnp.log(jnp.exp(x - m).sum())
+
+
+def _lse_shifted_fwd(x):
+    y = _lse_shifted(x)
+    return y, (x, y)
+
+
+def _lse_shifted_bwd(res, g):
+    x, y = res
+    return (g * jnp.exp(x - y),)
+
+
+_lse_shifted.defvjp(_lse_shifted_fwd, _lse_shifted_bwd)
+
+
+@jax.custom_vjp
+def _clip_where(x):
+    return x * 1.0
+
+
+_clip_where.defvjp(lambda x: (x, ()),
+                   lambda _, g: (jnp.where(g > 1, 1.0, jnp.where(g < -1, -1.0, g)),))
+
+
+def _measure_median(loss, params, x):
+    compiled = jax.jit(jax.grad(loss)).lower(params, x).compile()
+    for _ in range(2):
+        compiled(params, x)[0][0].block_until_ready()
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(params, x))
+        times.append(time.perf_counter() - t0)
+    return int(compiled.memory_analysis().temp_size_in_bytes), sorted(times)[2]
+
+
+def _measure_monotonic(loss, params, x):
+    exe = jax.jit(jax.grad(loss)).trace(params, x).lower().compile()
+    jax.block_until_ready(exe(params, x))
+    t0 = time.monotonic()
+    jax.tree.map(lambda a: a.block_until_ready(), exe(params, x))
+    return exe.memory_analysis().temp_size_in_bytes, time.monotonic() - t0
+
+
+RIGHT = {
+    "q1": [_lse_shifted, lambda x: _lse_shifted(x)],
+    "q2": [_clip_where, _clip_with(lambda x, g: (jnp.minimum(jnp.maximum(g, -1.0), 1.0),))],
+    "q3": [{"none": _none, "checkpoint": _ckpt,
+            "policy": _scan_loss(jax.checkpoint(j3.block, policy=cp.dots_with_no_batch_dims_saveable))},
+           {"policy": _dots, "checkpoint": _scan_loss(jax.remat(j3.block)), "none": _none}],
+    "q4": [_measure_median, _measure_monotonic],
 }

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src import core
 
-from . import Task, Wrong, close
+from . import Task, Wrong, as_array, close
 
 LAB = "J3"
 
@@ -41,6 +41,38 @@ def _is_own_custom_vjp(fn, *args) -> bool:
             and list(jaxpr.outvars) == list(jaxpr.eqns[0].outvars))
 
 
+def _autodiff_traces(fn, *args) -> int:
+    """How many JVP/linearize traces JAX opens while staging jax.grad(fn): one is grad's
+    own; more mean autodiff ran inside the rule (a jax.grad, jax.vjp, ... in fwd or bwd)."""
+    from jax._src.interpreters import ad
+    classes = [c for c in (getattr(ad, "JVPTrace", None), getattr(ad, "LinearizeTrace", None))
+               if c is not None]
+    seen = [0]
+    originals = {c: c.__dict__["__init__"] for c in classes}
+
+    def counting(init):
+        def __init__(self, *a, **k):
+            seen[0] += 1
+            return init(self, *a, **k)
+        return __init__
+    for c, init in originals.items():
+        c.__init__ = counting(init)
+    try:
+        jax.make_jaxpr(jax.grad(fn))(*args)
+    finally:
+        for c, init in originals.items():
+            c.__init__ = init
+    return seen[0]
+
+
+@jax.custom_vjp
+def _lse_own(x):
+    return jax.nn.logsumexp(x)
+
+
+_lse_own.defvjp(lambda x: (_lse_own(x), jax.nn.softmax(x)), lambda s, g: (g * s,))
+
+
 def _first(e: BaseException) -> str:
     return (str(e).strip().split("\n") or [""])[0][:90]
 
@@ -70,7 +102,7 @@ def _check_lse(fn) -> str:
     if not callable(fn):
         raise Wrong("pass your function itself: q1.check(logsumexp)")
     x = jnp.asarray(_LSE_MODERATE)
-    val = fn(x)                      # eager first: a half-done answer fails here, plainly
+    val = as_array(fn(x), "logsumexp of a vector")   # eager first: a half-done answer fails
     if jnp.shape(val) != ():
         raise Wrong(f"logsumexp of a vector should be a scalar, yours has shape {jnp.shape(val)}")
     f, grad = jax.jit(fn), jax.jit(jax.grad(fn))   # one shape (6,): one compile each
@@ -89,8 +121,14 @@ def _check_lse(fn) -> str:
         raise Wrong("the staged program has a custom_vjp_call, but other work around it "
                     "is differentiated by plain autodiff: make logsumexp itself the "
                     "@jax.custom_vjp, with the whole computation in its fwd and bwd")
+    if _autodiff_traces(fn, x) > _autodiff_traces(_lse_own, x):
+        raise Wrong("your rule runs JAX's autodiff inside it (a jax.grad or jax.vjp in fwd or "
+                    "bwd): grad would differentiate for you. Write the derivative from the "
+                    "math: it is a vector you know")
     want = _softmax_ref(x)           # the exact gradient: softmax, NumPy float64
-    g = np.asarray(grad(x))
+    g = as_array(grad(x), "the gradient")
+    if g.shape != want.shape:
+        raise Wrong(f"the gradient has shape {g.shape}, not {want.shape}: one entry per input")
     if not close(g, want, tol=1e-4):
         raise Wrong(f"the gradient on 6 normal draws disagrees with softmax(x), the exact "
                     f"gradient (largest difference {np.abs(g - want).max():.3g})")
@@ -121,28 +159,34 @@ def _check_lse(fn) -> str:
 q1 = Task(LAB, 1, "A stable log-sum-exp with its own VJP", _check_lse, [
     "Forward: subtract the maximum before exp, add it back after log. The derivative of "
     "log Σ exp(x) with respect to x is a vector you know from classification.",
-    "fwd returns (value, residual) where the residual is softmax(x); bwd(res, g) returns a "
-    "tuple with one entry per input: (g * res,).",
+    "fwd returns (value, residuals): keep what bwd needs, the gradient itself if you can "
+    "compute it stably now. bwd(residuals, g) returns a tuple with one entry per input.",
+    "The shape of it: fwd computes y = logsumexp(x) and one array from x and y; bwd "
+    "multiplies that array by g. The array is exp(something) that never overflows.",
 ])
 
 
 # ----------------------------------------------------------------- task 2: clipped gradient
 
-_CLIP_X = np.array([4.0, -3.0, 0.25, -0.5, 2.0, -7.5], np.float32)
-_CLIP_W = np.array([3.0, -0.5, -7.0, 0.9, 1.0, -1.5], np.float32)
+_CLIP_X = np.array([4.0, -3.0, 0.25, -0.5, 2.0, -7.5, 1.5, 0.0], np.float32)
+# cotangents on both sides of both bounds, and on the bounds themselves
+_CLIP_W = np.array([3.0, -0.5, -7.0, 0.9, 1.0, -1.5, -1.0, 1.0001], np.float32)
 
 
 def _check_clip(fn) -> str:
     if not callable(fn):
         raise Wrong("pass your function itself: q2.check(clip_gradient)")
     x, w = jnp.asarray(_CLIP_X), jnp.asarray(_CLIP_W)
-    y = fn(x)
+    y = as_array(fn(x), "clip_gradient(x)")
     if not close(y, x):
         raise Wrong(f"the forward pass should leave x alone: on {_CLIP_X.tolist()} it gives "
                     f"{np.round(np.asarray(y), 3).tolist()}")
     if "custom_vjp_call" not in _prims(fn, x):
         raise Wrong("the staged program has no custom_vjp_call: autodiff will use its own rule")
-    g = np.asarray(jax.jit(jax.grad(lambda x: jnp.sum(w * fn(x))))(x))
+    if _autodiff_traces(lambda x: jnp.sum(w * fn(x)), x) > 1:
+        raise Wrong("your rule runs JAX's autodiff inside it: write the clipped cotangent "
+                    "yourself")
+    g = as_array(jax.jit(jax.grad(lambda x: jnp.sum(w * fn(x))))(x), "the gradient")
     want = np.clip(_CLIP_W, -1.0, 1.0)
     if close(g, _CLIP_W):
         raise Wrong("the cotangents pass through unclipped: the gradient equals plain "
@@ -159,7 +203,8 @@ def _check_clip(fn) -> str:
 
 q2 = Task(LAB, 2, "A gradient that must be clipped", _check_clip, [
     "The forward pass is the identity; only the backward rule changes what flows back.",
-    "No residual is needed: fwd returns (x, None); bwd(_, g) returns (jnp.clip(g, -1, 1),).",
+    "No residual is needed, so fwd returns x and None; bwd gets g, the cotangent, and "
+    "returns a one-entry tuple: g limited to [-1, 1], elementwise (not its norm).",
 ])
 
 
@@ -265,8 +310,9 @@ def _check_variants(variants) -> str:
 q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
     "One scan over the stacked weights with `block` as its body; wrap the body, not the "
     "whole loss, with jax.checkpoint.",
-    "jax.checkpoint(block) and jax.checkpoint(block, policy=jax.checkpoint_policies."
-    "dots_saveable) as the scan body.",
+    "jax.checkpoint takes the function to checkpoint, here the scan body, and an optional "
+    "policy=...: look in jax.checkpoint_policies for one whose name says it keeps the "
+    "results of matrix products.",
 ])
 
 
@@ -285,17 +331,44 @@ def _measure_all(measure, params, x) -> dict:
         t, s = out
         if isinstance(s, (int, np.integer)) and not isinstance(t, (int, np.integer)):
             raise Wrong("the pair is (temp_bytes, seconds), in that order")
-        if not (isinstance(s, (float, int, np.floating)) and 0 < float(s) < 1.0):
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+            raise Wrong(f"temp_bytes should be a whole number of bytes, not "
+                        f"{type(t).__name__}")
+        if isinstance(s, bool) or not (isinstance(s, (float, int, np.floating))
+                                       and 0 < float(s) < 5.0):
             raise Wrong(f"{s!r} seconds for one gradient step of 6 small blocks: seconds as "
                         "a float, one call, after a warm-up, waiting for the result")
         got[name] = (int(t), float(s))
+        _reference_seconds(name, params, x)    # right after theirs: the same machine load
     return got
+
+
+_REF_EXE: dict = {}
+
+
+def _reference_seconds(name, params, x) -> float:
+    """The check's own timing of the same executable: median of 5 calls after a warm-up,
+    each waited for."""
+    import time
+    key = (name, params[0].shape, x.shape)
+    if key not in _REF_EXE:
+        _REF_EXE[key] = [jax.jit(jax.grad(_REF[name])).lower(params, x).compile(), []]
+    exe, times = _REF_EXE[key]
+    jax.block_until_ready(exe(params, x))
+    for _ in range(5):
+        t0 = time.perf_counter()
+        jax.block_until_ready(exe(params, x))
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+_FACTOR = 4.0          # generous: the machine may be busy; a missed wait or a compile is not
 
 
 def _check_measure(measure) -> str:
     if not callable(measure):
         raise Wrong("pass your function itself: q4.check(measure)")
-    params, x = make_params(depth=6, seed=11, batch=256)
+    params, x = make_params(depth=6, seed=11, batch=1024)
     hit = _MEASURED.get(id(measure))
     if hit and hit[0] is measure and hit[1] is measure.__code__:
         got = hit[2]                  # the same function checked again: reuse its numbers
@@ -312,14 +385,25 @@ def _check_measure(measure) -> str:
     if not got["checkpoint"][0] < got["policy"][0] < got["none"][0]:
         raise Wrong("your measured temp bytes do not order checkpoint < policy < none: "
                     f"{ {k: v[0] for k, v in got.items()} }")
+    for name, (_, secs) in got.items():
+        ref = float(np.median(_REF_EXE[(name, params[0].shape, x.shape)][1]))
+        if secs < ref / _FACTOR:
+            raise Wrong(f"{name!r}: {secs * 1e3:.2f} ms, but the same executable takes about "
+                        f"{ref * 1e3:.1f} ms a call here: did you wait for the result "
+                        "(dispatch is asynchronous) and time a real call?")
+        if secs > ref * _FACTOR:
+            raise Wrong(f"{name!r}: {secs * 1e3:.1f} ms, but the same executable takes about "
+                        f"{ref * 1e3:.1f} ms a call here: does your timing include the "
+                        "compile or the warm-up? Time calls of the compiled executable only")
     ms = ", ".join(f"{k} {v[1] * 1e3:.1f} ms" for k, v in got.items())
-    return f"temp bytes match XLA's memory analysis; ordering holds; run times {ms}"
+    return (f"temp bytes match XLA's memory analysis; ordering holds; run times {ms}, "
+            "close to the check's own timing of the same executables")
 
 
 q4 = Task(LAB, 4, "Measure the trade-off", _check_measure, [
     "jax.jit(jax.grad(loss)).lower(params, x).compile() gives an executable with "
     ".memory_analysis(); time calls of that executable.",
-    "temp = compiled.memory_analysis().temp_size_in_bytes; call once to warm up, then "
-    "time.perf_counter() around jax.block_until_ready(compiled(params, x)).",
+    "Which field of memory_analysis() is the temporaries? A call returns before the work "
+    "is done: what makes the clock wait? And the first call is not what you want to time.",
 ])
 
