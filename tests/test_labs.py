@@ -165,3 +165,13 @@ def test_j4_hint_on_cpu_the_partitioner_adds_no_reduce_scatter():
     compiled = jax.jit(lambda a: a.sum(0), out_shardings=split).lower(x).compile()
     assert j4.hlo_collectives(compiled) == {"all-reduce"}
     assert {s.data.shape for s in compiled(x).addressable_shards} == {(1,)}
+
+
+def test_j4_with_too_few_devices_says_restart(monkeypatch):
+    # JAX already started with one device (setup ran too late): say what to do, in one line
+    import jax
+    from workshop.labs import j4
+    monkeypatch.setattr(jax, "devices", lambda *a: [object()])
+    for q in (j4.q1, j4.q3, j4.q4):
+        v = q.check(lambda *a: None)
+        assert not v.ok and "restart the kernel" in v.message, v

@@ -85,6 +85,25 @@ def _reader_first_only(f, *args):           # re.search: stops at the first matc
     return {m.group(1)} if m else set()
 
 
+def _reader_entry_only(f, *args):          # reads the ENTRY computation only
+    text = jax.jit(f).lower(*args).compile().as_text()
+    entry = text[text.index("ENTRY"):]
+    entry = entry[:entry.index("\n}")]
+    return set(re.findall(r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|"
+                          r"collective-permute)(?:-start)?\(", entry))
+
+
+def _reader_three_kinds(f, *args):         # knows three of the five collectives
+    text = jax.jit(f).lower(*args).compile().as_text()
+    return set(re.findall(r"\b(all-reduce|all-gather|reduce-scatter)\(", text))
+
+
+def _reader_names(f, *args):               # instruction names, not opcodes
+    text = jax.jit(f).lower(*args).compile().as_text()
+    return {m.replace("_", "-") for m in re.findall(
+        r"%(all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)", text)}
+
+
 # --------------------------------------------------------------- q4: a reduce-scatter
 
 def _colsum_plain(x):                       # XLA inserts an all-reduce
@@ -130,7 +149,62 @@ WRONG = {
     "q2": [_starter, {}, _pred_none, _pred_matmul_reduce, _pred_xxt_gather_only,
            _pred_sum_scatter, _pred_missing_key, _predict(scale="none")],
     "q3": [_starter, _reader_stablehlo, _reader_all_reduce_only, _reader_loose,
-           _reader_first_only],
+           _reader_first_only, _reader_entry_only, _reader_three_kinds, _reader_names],
     "q4": [_starter, _colsum_plain, _colsum_resharded, _colsum_psum,
            _colsum_psum_then_scatter, _colsum_scatter_x_only, _colsum_untiled],
+}
+
+
+def _place_by_tree(x, mesh):
+    specs = {"rows": P(("x", "y")), "cols": P(None, "y"), "blocks": P("x", "y")}
+    return jax.tree.map(lambda spec: jax.device_put(x, NamedSharding(mesh, spec)), specs,
+                        is_leaf=lambda v: isinstance(v, P))
+
+
+def _reader_lines(f, *args):
+    found = set()
+    for line in jax.jit(f).lower(*args).compile().as_text().splitlines():
+        m = re.search(r"\s(all-reduce|all-gather|reduce-scatter|all-to-all|"
+                      r"collective-permute)(-start)?\(", line)
+        if m:
+            found.add(m.group(1))
+    return found
+
+
+def _reader_hlo_modules(f, *args):
+    compiled = jax.jit(f).lower(*args).compile()
+    text = "\n".join(m.to_string() for m in compiled.runtime_executable().hlo_modules())
+    return set(re.findall(r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|"
+                          r"collective-permute)(?:-start)?\(", text))
+
+
+def _colsum_scatter_dim(x):
+    mesh = jax.typeof(x).sharding.mesh
+    axes = tuple(mesh.axis_names)
+    f = jax.shard_map(lambda r: jax.lax.psum_scatter(jnp_sum0(r), axes, scatter_dimension=0,
+                                                     tiled=True),
+                      mesh=mesh, in_specs=P(axes, None), out_specs=P(axes))
+    return f(x)
+
+
+def jnp_sum0(r):
+    return r.sum(axis=0)
+
+
+def _colsum_jitted_inside(x):
+    mesh = jax.typeof(x).sharding.mesh
+
+    @jax.jit
+    def per_device(r):
+        return jax.lax.psum_scatter(r.sum(0, keepdims=True)[0], ("x", "y"), tiled=True)
+    return jax.shard_map(per_device, mesh=mesh, in_specs=P(("x", "y"), None),
+                         out_specs=P(("x", "y")))(x)
+
+
+RIGHT = {
+    "q1": [_place_with(P(("x", "y")), P(None, "y"), P("x", "y")), _place_by_tree],
+    "q2": [_RIGHT, {"scale": [], "sum0": "all_reduce", "matmul_w": ["All-Gather"],
+                    "x_xt": ("all-reduce", "all-gather"), "extra": 0}],
+    "q3": [_reader_lines, _reader_hlo_modules],
+    "q4": [_colsum_scatter_dim, _colsum_jitted_inside],
 }

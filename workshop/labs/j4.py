@@ -24,6 +24,10 @@ _OPCODE = re.compile(r"\b(all-reduce|all-gather|reduce-scatter|all-to-all|collec
 
 def make_meshes():
     """The lab's two 2×4 meshes: `mesh` (make_mesh's default, Explicit) and `auto` (Auto)."""
+    n = len(jax.devices())
+    if n < 8:
+        raise Wrong(f"JAX started with {n} device(s), and this lab needs 8: restart the "
+                    "kernel and run the setup cell first, before anything imports jax")
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     auto = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     return mesh, auto
@@ -184,6 +188,12 @@ q2 = Task(LAB, 2, "Predict the collectives", _check_predictions, [
 
 # ----------------------------------------------------------------- task 3: read the HLO
 
+def _in_a_loop(a):
+    """A collective that lives in the while loop's body computation, not in ENTRY."""
+    return jax.lax.fori_loop(0, 3, lambda i, c: c + jnp.tanh(a * c).sum(0),
+                             jnp.zeros(a.shape[1], a.dtype))
+
+
 def _cases():
     """(description, function, args) the reader is tried on; the truth comes from the HLO."""
     mesh, auto = make_meshes()
@@ -193,6 +203,11 @@ def _cases():
     scatter = jax.shard_map(lambda b: jax.lax.psum_scatter(b.sum(0), ("x", "y"), tiled=True),
                             mesh=mesh, in_specs=P(("x", "y"), None), out_specs=P(("x", "y")))
     to_cols = jax.jit(lambda a: a, out_shardings=NamedSharding(auto, P(None, "x")))
+    ring = jax.shard_map(lambda b: jax.lax.ppermute(b, "y", [(i, (i + 1) % 4) for i in range(4)]),
+                         mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    tiles = jax.device_put(_rng_array((16, 16), 10), NamedSharding(mesh, P("x", "y")))
+    swap = jax.shard_map(lambda b: jax.lax.all_to_all(b, "y", 0, 1, tiled=True), mesh=mesh,
+                         in_specs=P("x", "y"), out_specs=P("x", "y"))
     return [
         ("x * 2 + 1 on tiles", lambda a: a * 2 + 1, (x,)),
         ("a sum over axis 1 of tiles", lambda a: a.sum(axis=1), (x,)),
@@ -200,6 +215,9 @@ def _cases():
         ("x @ x.T on tiles", lambda a: a @ a.T, (x,)),
         ("a psum_scatter in shard_map", scatter, (rows,)),
         ("moving row blocks to column blocks", to_cols, (tall,)),
+        ("a sum inside a fori_loop", _in_a_loop, (x,)),
+        ("a ppermute around a ring", ring, (tiles,)),
+        ("an all_to_all", swap, (tiles,)),
     ]
 
 
@@ -218,16 +236,18 @@ def _check_reader(collectives) -> str:
                             "that the compiled HLO has")
             raise Wrong(f"for {text} your reader reports {_fmt(got - want)}, which the "
                         "compiled HLO does not have")
-    return "your reader agrees with the compiled HLO on six programs"
+    return ("your reader agrees with the compiled HLO on nine programs, one with its "
+            "collective inside a loop body")
 
 
 q3 = Task(LAB, 3, "Read the collectives from the compiled HLO", _check_reader, [
     "jax.jit(f).lower(*args) is StableHLO, before partitioning: it holds only the collectives "
     "you wrote (a psum is a stablehlo.all_reduce). .compile().as_text() is the per-device HLO: "
     "it holds all of them, including those XLA inserted.",
-    "Look for the opcode followed by '(' (e.g. 'all-reduce('): instruction names such as "
-    "%all-reduce.1, and the operands that refer to them (fusion(%all-gather)), also contain "
-    "the words.",
+    "Instruction names such as %all-reduce.1, and the operands that refer to them "
+    "(fusion(%all-gather)), also contain the words: what comes right after the opcode of "
+    "an instruction and nowhere else? And read every computation, not only ENTRY: a loop "
+    "body is one of its own.",
 ])
 
 
@@ -269,6 +289,7 @@ def _check_reduce_scatter(colsum) -> str:
 q4 = Task(LAB, 4, "A reduce-scatter on purpose", _check_reduce_scatter, [
     "On CPU, XLA does not rewrite all-reduce + slice into a reduce-scatter: ask for one "
     "explicitly, in per-device code.",
-    "jax.shard_map over ('x', 'y'): sum your rows, then jax.lax.psum_scatter(..., ('x', 'y'), "
-    "tiled=True), with out_specs that split the result over both axes.",
+    "In jax.shard_map over both mesh axes, each device sums its own rows; one collective "
+    "then adds those partial sums and leaves each device a slice (lax has it by name; mind "
+    "its `tiled` flag). out_specs says how the result is split.",
 ])
