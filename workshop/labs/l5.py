@@ -53,8 +53,9 @@ def _check_pair(Pair) -> str:
 q1 = Task(LAB, 1, "A custom pytree", _check_pair, [
     "Register the class so that flatten returns its children (a, b) and unflatten rebuilds "
     "a Pair; use a form that gives key paths.",
-    "tu.register_pytree_with_keys(Pair, flatten_with_keys, unflatten) with children "
-    "((GetAttrKey('a'), p.a), (GetAttrKey('b'), p.b)); or a dataclass with register_dataclass.",
+    "tu.register_pytree_with_keys(Pair, flatten_with_keys, unflatten): flatten_with_keys "
+    "returns ((key, child) pairs, aux). Which of tu's key classes names an attribute? (A "
+    "dataclass with tu.register_dataclass works too.)",
 ])
 
 
