@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from workshop import labgen, notebooks as nbs
+from workshop import labgen
+from workshop import notebooks as nbs
 from workshop.labs import Verdict, j1
-
 
 
 def _module(package: str, lab: str):
@@ -145,6 +145,7 @@ def test_j2_answer_key_each_cause_alone_recompiles():
     # task 2's key is not an opinion: put any one cause back into the fixed loop and task 3's
     # counters see extra compiles; the fixed loop keeps both decoys and compiles once
     from wrong_answers.j2 import ONE_CAUSE, _train
+
     from workshop.labs import j2
     assert set(ONE_CAUSE) == j2._TRUE
     for cause, train in ONE_CAUSE.items():
@@ -157,7 +158,9 @@ def test_j4_hint_on_cpu_the_partitioner_adds_no_reduce_scatter():
     # q4's first hint says XLA on CPU will not turn all-reduce + slice into a reduce-scatter:
     # the same column sums, asked for split over all eight devices, compile to an all-reduce
     import jax
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
     from workshop.labs import j4
     _, auto = j4.make_meshes()
     x = jax.device_put(np.ones((16, 8), np.float32), NamedSharding(auto, P(("x", "y"), None)))
@@ -170,6 +173,7 @@ def test_j4_hint_on_cpu_the_partitioner_adds_no_reduce_scatter():
 def test_j4_with_too_few_devices_says_restart(monkeypatch):
     # JAX already started with one device (setup ran too late): say what to do, in one line
     import jax
+
     from workshop.labs import j4
     monkeypatch.setattr(jax, "devices", lambda *a: [object()])
     for q in (j4.q1, j4.q3, j4.q4):

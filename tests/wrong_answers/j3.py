@@ -249,7 +249,8 @@ RIGHT = {
     "q1": [_lse_shifted, lambda x: _lse_shifted(x)],
     "q2": [_clip_where, _clip_with(lambda x, g: (jnp.minimum(jnp.maximum(g, -1.0), 1.0),))],
     "q3": [{"none": _none, "checkpoint": _ckpt,
-            "policy": _scan_loss(jax.checkpoint(j3.block, policy=cp.dots_with_no_batch_dims_saveable))},
+            "policy": _scan_loss(jax.checkpoint(
+                j3.block, policy=cp.dots_with_no_batch_dims_saveable))},
            {"policy": _dots, "checkpoint": _scan_loss(jax.remat(j3.block)), "none": _none}],
     "q4": [_measure_median, _measure_monotonic],
 }

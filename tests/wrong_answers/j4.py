@@ -5,7 +5,8 @@ import re
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 
 def _starter(*args, **kwargs):

@@ -6,7 +6,7 @@ from collections import Counter
 
 import jax
 from jax._src import core
-from jax._src.core import eval_jaxpr      # imported by name before any check could patch it
+from jax._src.core import eval_jaxpr  # imported by name before any check could patch it
 
 
 def _starter(*args, **kwargs):

@@ -252,7 +252,8 @@ q3 = Task(LAB, 3, "Predict the known half", _check_split, [
 # ----------------------------------------------------------------- task 4: a transformation
 
 def _lu():
-    from jax._src import api_util, linear_util as lu
+    from jax._src import api_util
+    from jax._src import linear_util as lu
     return lu, api_util
 
 
@@ -312,7 +313,7 @@ def _check_transformation(flatten_outputs) -> str:
         if len(_RUNS) != 1:
             raise Wrong(f"for {text}: two equal wrapped functions ran {len(_RUNS)} times "
                         "under lu.cache: the second should be a cache hit")
-        for call, (out, tree) in enumerate(results):
+        for out, tree in results:
             if not isinstance(tree, jax.tree_util.PyTreeDef) or tree != want_tree:
                 raise Wrong(f"for {text}: the aux output is {tree!r}, not the output's "
                             f"tree structure {want_tree!r}")
