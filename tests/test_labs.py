@@ -179,3 +179,11 @@ def test_j4_with_too_few_devices_says_restart(monkeypatch):
     for q in (j4.q1, j4.q3, j4.q4):
         v = q.check(lambda *a: None)
         assert not v.ok and "restart the kernel" in v.message, v
+
+
+def test_solution_without_the_solutions_folder_says_where_it_is(monkeypatch, capsys):
+    # after a non-editable `pip install .` the notebooks are not there: one line, no traceback
+    from workshop import labs
+    monkeypatch.setattr(labs, "SOLUTIONS", nbs.SOLUTIONS / "not-installed")
+    assert j1.q2.solution() is None
+    assert "exercises/solutions/J1-" in capsys.readouterr().out

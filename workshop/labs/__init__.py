@@ -81,7 +81,13 @@ class Task:
     def solution(self) -> None:
         """Print the solution code, read from the lab's single source in
         exercises/solutions/ (once: it returns nothing)."""
-        print(solution_code(self.lab, self.number))
+        try:
+            print(solution_code(self.lab, self.number))
+        except FileNotFoundError:
+            # a non-editable install copies the package, not the kit's exercises/ folder
+            print(f"The solutions are not installed with the package: open "
+                  f"exercises/solutions/{self.lab}-*.ipynb in the kit's repository (or install "
+                  f"it with `pip install -e .` from a clone), task {self.number}.")
 
 
 _LIBRARY = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
