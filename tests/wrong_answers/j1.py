@@ -78,6 +78,7 @@ def _returns_nothing(x, t):      # half-done: computes, forgets to return
 WRONG = {
     "q1": [4, 6, 3, 5.0, "5", True, None],
     "q2": [_starter, _count_lines, _count_deep, _count_kinds, _count_no_jit,
+           lambda f, *a: max(1, len(jax.make_jaxpr(f)(*a).eqns)),   # boundary: no equations
            lambda f, *a: len(a), lambda f, *a: 3.0,
            lambda f, *a: len(jax.make_jaxpr(f)(*a).invars)],
     "q3": [_starter, _weak_by_python_type, _weak_scalars_not_bool, _weak_float_only,
