@@ -17,6 +17,85 @@ from workshop import browser, notebooks as nbs
 from workshop.present import call, free_port, session_for
 
 SHOTS = nbs.ROOT / "build" / "screenshots"
+# The sizes a deck is looked at (a laptop, a small projector, a full-HD projector): the slide is
+# 1280×720 and Reveal scales it as a whole, so each must show all of it, nothing cropped.
+SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
+LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): code/outputs, text
+
+# One slide as the audience sees it: the 1280×720 slide inside the window (letterboxed, never
+# cropped), the present slide's content inside the slide or reachable by its scroll, no line cut
+# at the right, and type sizes in the slide's own px (Reveal scales them with the slide).
+MEASURE_JS = r"""
+(limits) => {
+  // One slide as the audience sees it: the 1280×720 slide inside the window, the present
+  // slide's content inside the slide or reachable by its scroll, and type sizes (in the
+  // slide's own px, which Reveal scales with the slide).
+  const W = innerWidth, H = innerHeight, out = [];
+  const slides = document.querySelector('.reveal .slides');
+  const sr = slides.getBoundingClientRect();
+  const scale = sr.width / 1280;
+  if (sr.left < -1 || sr.top < -1 || sr.right > W + 1 || sr.bottom > H + 1)
+    out.push(`the slide (${Math.round(sr.left)},${Math.round(sr.top)} ${Math.round(sr.width)}×${Math.round(sr.height)}) is cropped by the ${W}×${H} window`);
+  if (Math.abs(sr.height / 720 - scale) > 0.01) out.push(`the slide is not 16:9 (${sr.width}×${sr.height})`);
+  const fill = Math.max(sr.width / W, sr.height / H);
+  if (fill < 0.97) out.push(`the slide fills only ${Math.round(fill * 100)}% of the window`);
+  const sec = document.querySelector('.reveal .slides section.present:not(.stack)');
+  const r = sec.getBoundingClientRect();
+  if (r.left < sr.left - 1 || r.right > sr.right + 1 || r.top < sr.top - 1 || r.bottom > sr.bottom + 1)
+    out.push('the slide box runs outside the slide');
+  const cs = getComputedStyle(sec);
+  if (sec.scrollHeight > sec.clientHeight + 2 && !['auto', 'scroll'].includes(cs.overflowY))
+    out.push(`content ${sec.scrollHeight - sec.clientHeight}px below the edge and no scroll`);
+  if (sec.scrollWidth > sec.clientWidth + 2)
+    out.push(`content ${sec.scrollWidth - sec.clientWidth}px past the right edge`);
+  const visible = (el) => { const b = el.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden' &&
+      !el.closest('.reveal-skip, aside.notes, .fragment:not(.visible)'); };
+  // anything wider than the slide box: a cell, a picture, an output line
+  for (const el of sec.querySelectorAll('.jp-Cell, img, svg, pre, table, .cm-scroller, .workshop-shown')) {
+    if (!visible(el)) continue;
+    const b = el.getBoundingClientRect();
+    const what = el.className && el.className.baseVal === undefined ? (el.tagName.toLowerCase() + '.' + String(el.className).split(' ')[0]) : el.tagName.toLowerCase();
+    if (b.right > r.right + 1 || b.left < r.left - 1) out.push(`${what} runs ${Math.round((b.right - r.right) / scale)}px past the slide's edge`);
+    if (el.scrollWidth > el.clientWidth + 2 && getComputedStyle(el).overflowX !== 'visible')
+      out.push(`${what} is cut at the right (${el.scrollWidth - el.clientWidth}px hidden in a sideways scroll): "${el.innerText.split('\n').find(l => l.length > 0).slice(0, 50)}"`);
+  }
+  // type: every element that holds text itself
+  const small = {};
+  const walker = document.createTreeWalker(sec, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!n.textContent.trim()) continue;
+    const el = n.parentElement;
+    if (!visible(el) || el.closest('.jp-InputPrompt, .jp-OutputPrompt')) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    let kind = null, min = 0;
+    if (el.closest('.jp-CodeCell .jp-InputArea')) { kind = 'code'; min = limits.code; }
+    else if (el.closest('.jp-OutputArea-output')) { kind = 'output'; min = limits.code; }
+    else if (el.closest('.jp-RenderedMarkdown')) { kind = 'text'; min = limits.text; }
+    else continue;
+    if (px < min - 0.05) { const k = `${kind} ${px}px`; small[k] = small[k] || n.textContent.trim().slice(0, 40); }
+  }
+  for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
+  return {problems: out, scale: Math.round(scale * 1000) / 1000, h: sec.scrollHeight, ch: sec.clientHeight};
+}
+"""
+# Reveal lays the slide out again on the window's resize event; the headless window's resize
+# (Playwright's viewport) may come before the new size is laid out, so ask again until it fits.
+FITS_JS = """([w, h]) => {
+  const ok = Math.abs(document.querySelector('.reveal .slides').getBoundingClientRect().width
+                      - 1280 * Math.min(w / 1280, h / 720)) < 2;
+  if (!ok) window.dispatchEvent(new Event('resize'));
+  return ok;
+}"""
+FIRST_JS = """() => { for (let i = 0; i < 500; i++) {
+  const back = document.querySelector('.reveal .controls .navigate-left.enabled, .reveal .controls .navigate-up.enabled');
+  if (!back) break; back.click(); } }"""
+# every fragment of the present slide shown, as the presenter would before moving on
+FRAGMENTS_JS = """() => { for (let i = 0; i < 50 && document.querySelector(
+    '.reveal section.present:not(.stack) .fragment:not(.visible)'); i++)
+  document.querySelector('.reveal .controls .navigate-right').click(); }"""
+NEXT_JS = """() => { const down = document.querySelector('.reveal .controls .navigate-down.enabled');
+  (down || document.querySelector('.reveal .controls .navigate-right')).click(); }"""
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +189,46 @@ def close_session(url: str, session: str | None) -> None:
              f"/api/sessions/{session}", method="DELETE")
 
 
+def run_slide_cells(page, timeout=120_000) -> None:
+    """Each code cell of the present slide, from the slideshow: click into it, Ctrl-Enter (runs
+    it and stays on the slide), as the presenter does, one after the other."""
+    cells = page.query_selector_all(
+        ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
+    for cell in cells:
+        editor = cell.query_selector(".cm-content")
+        editor.scroll_into_view_if_needed()
+        editor.click(force=True)
+        page.keyboard.press("Control+Enter")
+        page.wait_for_function(
+            "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
+            arg=cell, timeout=timeout, polling=200)
+    if cells:
+        page.keyboard.press("Escape")
+
+
+def look_at_every_slide(page, deck, n_slides: int) -> list[str]:
+    """Each slide of the deck, all fragments shown, at each of SIZES (its cells run at the
+    first): what is wrong, as 'deck slide N at WxH: problem'. Screenshots go to SHOTS."""
+    problems = []
+    for w, h in SIZES:
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_function(FITS_JS, arg=[w, h], timeout=10_000, polling=200)
+        page.evaluate(FIRST_JS)
+        for i in range(1, n_slides + 1):
+            page.evaluate(FRAGMENTS_JS)
+            if (w, h) == SIZES[0]:
+                run_slide_cells(page)
+            shown = page.inner_text(".reveal .slide-number").replace(" ", "")
+            assert shown == f"{i}/{n_slides}", f"{deck.stem}: expected slide {i}, RISE shows {shown}"
+            got = page.evaluate(MEASURE_JS, LIMITS)
+            problems += [f"{deck.stem} slide {i} at {w}x{h}: {p}" for p in got["problems"]]
+            if i <= 2 or got["problems"]:
+                page.screenshot(path=str(SHOTS / f"{deck.stem}-{i}-{w}x{h}.png"))
+            if i < n_slides:
+                page.evaluate(NEXT_JS)
+    return problems
+
+
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
 def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, deck):
     nb = nbs.read(deck)
@@ -119,6 +238,9 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
     assert "/rise/decks/01-" in url, "present 01 opens deck 01"
     offsite = presenting["offsite"]
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    errors = []
+    page.on("console", lambda m: errors.append(m.text[:300]) if m.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
 
     def guard(route):
         host = urlparse(route.request.url).hostname
@@ -139,7 +261,7 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
 
     setup = page.query_selector(".reveal section.present .jp-CodeCell")
     assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")
-    page.click(".reveal .controls .navigate-right")   # the first section
+    page.evaluate("() => document.querySelector('.reveal .controls .navigate-right').click()")
     page.wait_for_timeout(800)
     cell = page.query_selector(".reveal section.present .jp-CodeCell")
     text = run_cell(page, cell, None)
@@ -148,9 +270,17 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
     assert "Error" not in text and "Traceback" not in text, text
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
+
+    problems = look_at_every_slide(page, deck, n_slides)
+    failed = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                           ".filter(o => o.dataset.mimeType === 'application/vnd.jupyter.stderr'"
+                           " && /Traceback|Error/.test(o.innerText)).map(o => o.innerText.slice(0, 200))")
+    assert failed == [], f"{deck.stem}: a cell failed when run from the slideshow: {failed}"
     page.close()
     close_session(url, session)
     assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
+    assert errors == [], f"{deck.stem}: the browser console shows errors: {errors}"
+    assert problems == [], "\n".join(problems[:40])
 
 
 def test_presenting_never_autosaves_the_committed_deck(presenting):

@@ -28,6 +28,26 @@ LOGS = nbs.ROOT / "build" / "present"
 # JupyterLab's per-user settings for this server only: no autosave, so presenting (running
 # cells) never writes outputs into the committed deck; the presenter's own settings are untouched
 SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
+# Lab extensions the slideshow leaves out: jupyterlab-rise's page loads every installed lab
+# extension, and Notebook 7's fails there (it needs a @jupyterlab/docregistry the page does not
+# share), an error in the console each time a deck opens; it adds nothing to a slideshow.
+NOT_IN_SLIDESHOW = {"@jupyter-notebook"}
+
+
+def slideshow_extensions(folder: Path) -> Path:
+    """A folder of links to the installed lab extensions less NOT_IN_SLIDESHOW, for
+    jupyterlab-rise's page only (JupyterLab itself keeps them all)."""
+    from jupyter_core.paths import jupyter_path
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    for root in reversed(jupyter_path("labextensions")):   # the first on the path wins
+        for ext in sorted(Path(root).glob("*")) if Path(root).is_dir() else []:
+            if ext.name not in NOT_IN_SLIDESHOW:
+                link = folder / ext.name
+                link.unlink(missing_ok=True)
+                link.symlink_to(ext.resolve(), target_is_directory=True)
+    return folder
 
 
 def free_port() -> int:
@@ -86,10 +106,12 @@ class Server:
             f = self.settings / rel
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(value))
+        extensions = slideshow_extensions(self.log.with_suffix(".labextensions"))
         cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
-               f"--LabApp.user_settings_dir={self.settings}"]
+               f"--LabApp.user_settings_dir={self.settings}",
+               f"--RiseApp.labextensions_path={extensions}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token)
