@@ -203,3 +203,40 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
                 if lines:
                     last = lines[-1].split("│ ", 1)[-1]
                     assert _loose(last) in text, f"“{slide.title}”: output ends “{last}”"
+
+
+# What is the author's, never the reader's: build diagnostics, the hint to see more, machine
+# paths, the solution markers of a lab's source.
+FOR_THE_AUTHOR = ["scaled to", "max_lines=None", "pass max_lines", "BEGIN SOLUTION",
+                  "END SOLUTION", "ipykernel_", "/tmp/", str(nbs.ROOT)]
+
+
+@pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
+def test_nothing_for_the_author_and_no_near_empty_page(pdf):
+    pages = [_lig(p.extract_text()) for p in PdfReader(pdf).pages]
+    for i, text in enumerate(pages, 1):
+        flat = re.sub(r"\s+", "", text)
+        for bad in FOR_THE_AUTHOR:
+            assert re.sub(r"\s+", "", bad) not in flat, f"{pdf.name} p{i}: “{bad}”"
+        if ".slides." in pdf.name or i == len(pages):
+            continue          # a slide may be short (a title, a question); so may a last page
+        # a page of a reading handout or a sheet with next to nothing on it: an orphaned
+        # notes box or a lone line pushed over (the footer line is about 60 characters)
+        assert len(flat) > 160, f"{pdf.name} p{i} is nearly empty: “{text.strip()[:120]}”"
+
+
+def test_the_cleaning_leaves_no_path_and_no_solution_marker():
+    root = str(nbs.ROOT)
+    html = render.cell_html(nbformat.v4.new_code_cell(
+        "x = 1\n    ### BEGIN SOLUTION\ny = 2\n### END SOLUTION\n", outputs=[
+            nbformat.v4.new_output("stream", text=f"File /tmp/ipykernel_42/1234.py:3\n"
+                                                  f"{root}/workshop/show.py\n")]))
+    assert "SOLUTION" not in html and "ipykernel" not in html and root not in html
+    assert "&lt;cell&gt;:3" in html or "<cell>:3" in html
+    assert "workshop/show.py" in html
+
+
+def test_a_shrunk_slide_says_nothing_on_its_page():
+    page = render.slides_html(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "## t", metadata={"slideshow": {"slide_type": "slide"}})]), "T")
+    assert "scaled" not in page
