@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WIDTH = 80        # columns a projector shows at a readable size
+WIDTH = 96        # columns of a slide's output at 20 px (1280×720 slide, DejaVu Sans Mono: 12 px a column)
 MAX_LINES = 14    # lines of an artefact on one slide
 
 MARK_BG = "#fff3b0"
@@ -68,7 +68,7 @@ class Shown:
         body = "<pre style='margin:0;line-height:1.25;background:transparent'>" + "\n".join(rows) + "</pre>"
         head = (f"<div style='font-family:monospace;font-weight:bold;color:#555'>"
                 f"{html.escape(self.title)}</div>" if self.title else "")
-        tail = "".join(f"<div style='font-family:monospace;color:#b00'>{html.escape(n)}</div>"
+        tail = "".join(f"<div style='font-family:monospace;color:#666'>{html.escape(n)}</div>"
                        for n in self.notes)
         return f"<div class='workshop-shown'>{head}{body}{tail}</div>"
 
@@ -215,8 +215,7 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
     notes = []
     if max_lines is not None and len(rows) > max_lines:
         last = rows[-1][0]
-        notes.append(f"⋯ {len(rows) - max_lines} more lines cut "
-                     f"(to line {last}; pass max_lines=None for all)")
+        notes.append(f"⋯ {len(rows) - max_lines} more lines cut (to line {last})")
         hidden = sorted(n for n, _ in rows[max_lines:] if n in marked)
         if hidden:
             raise ValueError(f"show_source: marked line {hidden[0]} of {where} is past "

@@ -14,6 +14,17 @@ from dataclasses import dataclass, field
 from .. import notebooks as nbs
 
 _ANCHOR = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>')
+# What is the author's and not the reader's: nbgrader's solution markers in a lab's code, the
+# kernel's temporary file for a cell, the folder the kit was built in.
+_SOLUTION_MARK = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+_KERNEL_FILE = re.compile(r"(/[\w.-]+)*/ipykernel_\d+/\d+\.py")
+
+
+def clean(text: str) -> str:
+    """`text` with no machine path: a kernel temp file is "<cell>", the checkout is left out."""
+    text = _KERNEL_FILE.sub("<cell>", text)
+    root = str(nbs.ROOT)
+    return text.replace(root + "/", "").replace(root, ".")
 
 
 @dataclass
@@ -49,6 +60,7 @@ def code(source: str) -> str:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer
+    source = _SOLUTION_MARK.sub("", source)
     body = highlight(source, PythonLexer(), HtmlFormatter(nowrap=True, noclasses=True))
     return f"<pre class='code'>{body}</pre>"
 
@@ -81,7 +93,7 @@ def cell_html(cell, with_outputs: bool = True) -> str:
     parts = [code(cell.source)]
     if with_outputs:
         parts += [output(o) for o in cell.get("outputs", [])]
-    return "<div class='cell'>" + "".join(parts) + "</div>"
+    return clean("<div class='cell'>" + "".join(parts) + "</div>")
 
 
 BASE_CSS = """
@@ -101,15 +113,15 @@ SLIDES_CSS = """
 @page { size: 1280px 720px; margin: 0; }
 .slide { width: 1280px; height: 720px; position: relative; overflow: hidden;
          page-break-after: always; break-after: page; }
-.slide .inner { position: absolute; top: 36px; left: 48px; width: 1184px; transform-origin: 0 0; }
+.slide .inner { position: absolute; top: 24px; left: 48px; width: 1184px; transform-origin: 0 0; }
 .slide .md { font-size: 26px; line-height: 1.35; }
 .slide h1 { font-size: 56px; } .slide h2 { font-size: 42px; } .slide h3 { font-size: 34px; }
-.slide pre { font-size: 18px; line-height: 1.3; }
-.slide .cell { margin: 10px 0; }
+.slide pre { font-size: 20px; line-height: 1.2; }
+.slide .cell { margin: 6px 0; }
+.slide h2, .slide h3 { margin: 0 0 0.25em; }
 .slide .foot { position: absolute; bottom: 10px; left: 48px; right: 48px; font-size: 14px;
                color: #555; display: flex; justify-content: space-between; }
-.slide .scaled { color: #b00; }
-.slide .workshop-shown div { font-size: 15px; }
+.slide .workshop-shown div { font-size: 20px; }
 """
 
 READING_CSS = """
@@ -121,26 +133,26 @@ h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; } h3 { font-si
 pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: anywhere; }
 .cell { margin: 3mm 0; break-inside: avoid; }
 .notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
-         font-size: 10pt; break-inside: avoid; }
+         font-size: 10pt; break-before: avoid; }
 .notes b { color: #7a5a00; }
 .section { break-before: page; }
 .workshop-shown div { font-size: 8pt; }
 """
 
-# Scale a slide's content down to fit its page: a long output is shrunk, never cut.
+# Scale a slide's content down to fit its page: a long output is shrunk, never cut. What was
+# shrunk is returned for the build report only: nothing on the page says so.
 FIT_JS = """
 () => {
   const notes = [];
   document.querySelectorAll('.slide').forEach((s, i) => {
     const inner = s.querySelector('.inner');
     const h = inner.scrollHeight, w = inner.scrollWidth;
-    const k = Math.min(1, 630 / h, 1184 / w);
+    const k = Math.min(1, 650 / h, 1184 / w);   // 24 px top, 46 px for the footer
     if (k < 1) {
       // zoom, not transform: Chromium lays a zoomed box out the same way on screen and in
       // print (a transformed one came out taller in the PDF and was clipped)
       inner.style.zoom = k;
       inner.style.width = `${1184 / k}px`;
-      s.querySelector('.scaled').textContent = `scaled to ${Math.round(k * 100)}%`;
       notes.push([i + 1, k]);
     }
   });
@@ -192,7 +204,7 @@ def slides_html(nb, title: str) -> str:
         cells = "".join(cell_html(c) for c in s.cells)
         pages.append(f"<section class='slide'><div class='inner'>{cells}</div>"
                      f"<div class='foot'><span>{html.escape(title)}</span>"
-                     f"<span class='scaled'></span><span>{i} / {len(ss)}</span></div></section>")
+                     f"<span>{i} / {len(ss)}</span></div></section>")
     return _doc(title, SLIDES_CSS, "".join(pages))
 
 
@@ -200,7 +212,9 @@ def reading_html(nb, title: str) -> str:
     parts = []
     for s in slides(nb):
         cells = "".join(cell_html(c) for c in s.cells)
-        notes = "".join(f"<div class='notes'><b>Notes</b> {markdown(n)}</div>" for n in s.notes)
+        # one box a slide, kept with its slide (never alone on a page)
+        notes = (f"<div class='notes'><b>Notes</b> {''.join(markdown(n) for n in s.notes)}</div>"
+                 if s.notes else "")
         cls = "part section" if s.level == 1 and parts else "part"
         parts.append(f"<div class='{cls}'>{cells}{notes}</div>")
     return _doc(title, READING_CSS, "".join(parts))
