@@ -189,7 +189,7 @@ def close_session(url: str, session: str | None) -> None:
              f"/api/sessions/{session}", method="DELETE")
 
 
-def run_slide_cells(page, timeout=120_000) -> None:
+def run_slide_cells(page, where: str, timeout=90_000) -> None:
     """Each code cell of the present slide, from the slideshow: click into it, Ctrl-Enter (runs
     it and stays on the slide), as the presenter does, one after the other."""
     cells = page.query_selector_all(
@@ -199,9 +199,16 @@ def run_slide_cells(page, timeout=120_000) -> None:
         editor.scroll_into_view_if_needed()
         editor.click(force=True)
         page.keyboard.press("Control+Enter")
-        page.wait_for_function(
-            "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
-            arg=cell, timeout=timeout, polling=200)
+        try:
+            page.wait_for_function(
+                "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
+                arg=cell, timeout=timeout, polling=200)
+        except Exception:
+            page.screenshot(path=str(SHOTS / f"{where.replace(' ', '-')}-not-run.png"))
+            first = editor.inner_text().split("\n")[0]
+            prompt = cell.query_selector(".jp-InputArea-prompt").inner_text()
+            raise AssertionError(f"{where}: the cell “{first}” did not run from the slideshow "
+                                 f"in {timeout // 1000} s (prompt {prompt!r})") from None
     if cells:
         page.keyboard.press("Escape")
 
@@ -217,7 +224,7 @@ def look_at_every_slide(page, deck, n_slides: int) -> list[str]:
         for i in range(1, n_slides + 1):
             page.evaluate(FRAGMENTS_JS)
             if (w, h) == SIZES[0]:
-                run_slide_cells(page)
+                run_slide_cells(page, f"{deck.stem} slide {i}")
             shown = page.inner_text(".reveal .slide-number").replace(" ", "")
             assert shown == f"{i}/{n_slides}", f"{deck.stem}: expected slide {i}, RISE shows {shown}"
             got = page.evaluate(MEASURE_JS, LIMITS)
