@@ -207,8 +207,9 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
 
 # What is the author's, never the reader's: build diagnostics, the hint to see more, machine
 # paths, the solution markers of a lab's source.
-# (A path a slide names on purpose, such as --xla_dump_to=/tmp/dumps, is the talk's.)
-FOR_THE_AUTHOR = ["scaled to", "max_lines=None", "pass max_lines", "BEGIN SOLUTION",
+# (A path or an argument a slide shows on purpose, --xla_dump_to=/tmp/dumps or
+# max_lines=None in a deck's code, is the talk's.)
+FOR_THE_AUTHOR = ["scaled to", "pass max_lines", "BEGIN SOLUTION",
                   "END SOLUTION", "ipykernel_", "/tmp/tmp", str(nbs.ROOT)]
 
 

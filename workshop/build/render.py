@@ -135,6 +135,7 @@ pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: 
 .notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
          font-size: 10pt; break-before: avoid; }
 .notes b { color: #7a5a00; }
+.notes p, .notes li { widows: 4; orphans: 3; }   /* never a line or two alone on a page */
 .section { break-before: page; }
 .workshop-shown div { font-size: 8pt; }
 """
