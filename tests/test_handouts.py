@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from pypdf import PdfReader
 
-from workshop import PINNED_JAX, browser, notebooks as nbs
+from workshop import PINNED_JAX, browser
+from workshop import notebooks as nbs
 from workshop.build import handouts, render
 
 SOURCES = nbs.all_notebooks()

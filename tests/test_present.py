@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from workshop import browser, notebooks as nbs
+from workshop import browser
+from workshop import notebooks as nbs
 from workshop.present import call, free_port, session_for
 
 SHOTS = nbs.ROOT / "build" / "screenshots"
@@ -355,6 +356,7 @@ def test_a_port_out_of_range_is_one_line():
 
 def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
     import stat
+
     from workshop.present import Server
     server = Server.__new__(Server)             # only its log path is needed here
     server.log = tmp_path / "1234.log"

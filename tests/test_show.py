@@ -7,8 +7,16 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from workshop import (ClaimFailed, refuses, show_cost, show_hlo, show_jaxpr, show_source,
-                      show_stablehlo, trim)
+from workshop import (
+    ClaimFailed,
+    refuses,
+    show_cost,
+    show_hlo,
+    show_jaxpr,
+    show_source,
+    show_stablehlo,
+    trim,
+)
 
 
 def test_show_source_gives_real_path_and_line_numbers():
@@ -104,6 +112,7 @@ def test_show_source_finds_a_function_behind_a_cpp_cache_by_its_name():
 
 def test_stations_picture_draws_what_each_station_produced():
     from xml.etree import ElementTree
+
     from workshop import show_stations
     from workshop.pictures import flow
 
@@ -132,6 +141,7 @@ def test_stations_picture_draws_what_each_station_produced():
 
 def test_graph_names_what_the_printed_jaxpr_names():
     import re
+
     from workshop import show_graph
     table = jnp.arange(3.0)
     j = jax.make_jaxpr(lambda x, y: (jnp.cos(x) * 3.0 * table + y, x.sum()))(jnp.ones(3), 2.0)
@@ -158,7 +168,9 @@ def test_graph_names_what_the_printed_jaxpr_names():
 
 def test_pictures_hold_on_awkward_programs():
     import re
+
     from jax import lax
+
     from workshop import show_graph, show_stations
 
     def binders(j):                   # top-level equation binders, as str(jaxpr) prints them
@@ -184,13 +196,14 @@ def test_pictures_hold_on_awkward_programs():
     assert show_stations(jnp.argmax, jnp.ones(3)).facts["stablehlo"] == ["call @argmax"]
     looped = show_stations(lambda x: lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, x), 0.0)
     assert looped.facts["stablehlo"] == ["while"]                      # not its region's ops
-    from workshop.pictures import hlo_entry                            # a tuple-typed ROOT
+    from workshop.pictures import hlo_entry  # a tuple-typed ROOT
     pair = jax.jit(lambda x: (x, x * 2)).lower(jnp.ones(3)).compile()
     assert "tuple" in [op for _, op in hlo_entry(pair)]
 
 
 def test_graph_draws_the_partial_eval_cut_and_refuses_one_it_cannot_draw():
     from jax._src.interpreters import partial_eval as pe
+
     from workshop import show_graph
     c = jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0)
     g = show_graph(c, unknowns=[False, True])
@@ -218,6 +231,7 @@ def test_graph_draws_the_partial_eval_cut_and_refuses_one_it_cannot_draw():
 
 def test_collectives_picture_reads_all_three_replica_group_forms():
     from xml.etree import ElementTree
+
     from workshop import show_collectives
     from workshop.labs import j4
     from workshop.pictures import replica_groups
@@ -247,7 +261,9 @@ def test_collectives_picture_reads_all_three_replica_group_forms():
 
 def test_tree_picture_has_one_box_per_treedef_node():
     import collections
+
     from jax import tree_util as tu
+
     from workshop import show_tree
     Pair = collections.namedtuple("Pair", "x y")
     trees = [[1.0, None, (2.0, {"b": 3.0, "a": 4.0})],
@@ -274,7 +290,9 @@ def test_tree_picture_has_one_box_per_treedef_node():
 
 def test_collectives_with_device_ids_or_pairs_are_drawn_or_named_never_dropped():
     import numpy as np
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
     from workshop import show_collectives
     from workshop.pictures import replica_groups
     assert replica_groups("mesh['axis_0'=2,'axis_1'=2,'axis_2'=2], device_ids=([2,4]T(1,0)) "

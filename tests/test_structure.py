@@ -25,6 +25,19 @@ def test_committed_clean_no_outputs_normalised(path):
         "not normalised: run .venv/bin/python -m workshop fmt"
 
 
+def test_a_jupyterlab_save_of_an_unchanged_notebook_changes_no_byte(tmp_path):
+    # what Ctrl-S does: jupyter_server's contents manager reads the notebook and writes it back
+    import shutil
+
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    cm = FileContentsManager(root_dir=str(tmp_path))
+    for path in ALL:
+        copy = tmp_path / path.name
+        shutil.copy(path, copy)
+        cm.save(cm.get(path.name), path.name)
+        assert copy.read_bytes() == path.read_bytes(), f"a save rewrites {nbs.short(path)}"
+
+
 @pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
 def test_setup_cell_first_and_known_tags(path):
     nb = nbs.read(path)

@@ -183,11 +183,15 @@ def covered_by_whole_run(nb, section: Section) -> bool:
 
 
 def normalised(nb) -> str:
-    """The committed form: no outputs, no execution counts, sorted keys, one-space indent."""
+    """The committed form: no outputs, no execution counts, in Jupyter's own form (nbformat's
+    writer, what JupyterLab's Ctrl-S writes: sources as lists of lines, sorted keys), so a save
+    from JupyterLab of an unchanged notebook changes no byte."""
     import copy
+
+    import nbformat
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
-    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return nbformat.writes(nb) + "\n"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WIDTH = 96        # columns of a slide's output at 20 px (1280×720 slide, DejaVu Sans Mono: 12 px a column)
+WIDTH = 96        # columns of a slide's output at 20 px (1280×720, DejaVu Sans Mono: 12 px each)
 MAX_LINES = 14    # lines of an artefact on one slide
 
 MARK_BG = "#fff3b0"
@@ -62,10 +62,12 @@ class Shown:
         else:
             rows = [html.escape(line) for line in self.lines]
         if self.numbers is not None:
+            hot = f"background:{MARK_BG};color:#000;font-weight:bold;"
             rows = [f"<span style='color:#888;user-select:none;"
-                    f"{'background:' + MARK_BG + ';color:#000;font-weight:bold;' if self.numbers[i] in self.marked else ''}'>"
+                    f"{hot if self.numbers[i] in self.marked else ''}'>"
                     f"{html.escape(self._gutter(i))}</span> {row}" for i, row in enumerate(rows)]
-        body = "<pre style='margin:0;line-height:1.25;background:transparent'>" + "\n".join(rows) + "</pre>"
+        body = ("<pre style='margin:0;line-height:1.25;background:transparent'>"
+                + "\n".join(rows) + "</pre>")
         head = (f"<div style='font-family:monospace;font-weight:bold;color:#555'>"
                 f"{html.escape(self.title)}</div>" if self.title else "")
         tail = "".join(f"<div style='font-family:monospace;color:#666'>{html.escape(n)}</div>"

@@ -129,7 +129,8 @@ READING_CSS = """
 body { font-size: 11pt; line-height: 1.4; }
 .part { break-inside: auto; margin-bottom: 10mm; }
 .md { font-size: 11pt; }
-h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; } h3 { font-size: 13pt; break-after: avoid; }
+h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; }
+h3 { font-size: 13pt; break-after: avoid; }
 pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: anywhere; }
 .cell { margin: 3mm 0; break-inside: avoid; }
 .notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
