@@ -198,7 +198,7 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
             for o in cell.get("outputs", []):
                 if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
                     continue            # a picture: the slide shows the image, not its repr
-                plain = o.get("text") or o.get("data", {}).get("text/plain", "")
+                plain = render.clean(o.get("text") or o.get("data", {}).get("text/plain", ""))
                 lines = [l for l in re.sub(r"\x1b\[[0-9;]*m", "", plain).split("\n")
                          if l.strip()]
                 if lines:
@@ -235,7 +235,7 @@ def test_the_cleaning_leaves_no_path_and_no_solution_marker():
             nbformat.v4.new_output("stream", text=f"File /tmp/ipykernel_42/1234.py:3\n"
                                                   f"{root}/workshop/show.py\n")]))
     assert "SOLUTION" not in html and "ipykernel" not in html and root not in html
-    assert "&lt;cell&gt;:3" in html or "<cell>:3" in html
+    assert "‹cell›:3" in html and "<cell>" not in html   # a raw <cell> would be a tag
     assert "workshop/show.py" in html
 
 

@@ -197,9 +197,17 @@ def run_slide_cells(page, where: str, timeout=90_000) -> None:
         ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
     for cell in cells:
         editor = cell.query_selector(".cm-content")
-        editor.scroll_into_view_if_needed()
-        editor.click(force=True)
-        page.keyboard.press("Control+Enter")
+        for _ in range(3):   # a keypress the page dropped (focus still moving after a slide
+            editor.scroll_into_view_if_needed()   # change) leaves "[ ]": press again, as a
+            editor.click(force=True)               # presenter would
+            page.keyboard.press("Control+Enter")
+            try:
+                page.wait_for_function(
+                    "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
+                    " !== '[ ]:'", arg=cell, timeout=10_000, polling=200)
+                break
+            except Exception:
+                continue
         try:
             page.wait_for_function(
                 "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",

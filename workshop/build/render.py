@@ -21,8 +21,9 @@ _KERNEL_FILE = re.compile(r"(/[\w.-]+)*/ipykernel_\d+/\d+\.py")
 
 
 def clean(text: str) -> str:
-    """`text` with no machine path: a kernel temp file is "<cell>", the checkout is left out."""
-    text = _KERNEL_FILE.sub("<cell>", text)
+    """`text` with no machine path: a kernel temp file is "‹cell›" (no angle brackets: `text`
+    may be HTML already), the checkout is left out."""
+    text = _KERNEL_FILE.sub("‹cell›", text)
     root = str(nbs.ROOT)
     return text.replace(root + "/", "").replace(root, ".")
 
