@@ -14,7 +14,7 @@ from workshop import ClaimFailed, file_map
 @pytest.mark.parametrize("module", ["jax._src.cache_key", "jax._src.linear_util",
                                     "jax._src.interpreters.batching", "jax._src.tree_util"])
 def test_every_function_and_class_is_on_the_map_at_its_line(module):
-    m = file_map(module)
+    m = file_map(module, part=(1, 2))   # the entries are the whole file's, whatever the part
     mod = importlib.import_module(module)
     by_name = {e.name: e for e in m.entries}
     defined_here = [(n, o) for n, o in vars(mod).items()
@@ -53,12 +53,57 @@ def test_reads_are_marked_and_counted():
 
 
 def test_a_class_read_in_part_lists_its_methods():
-    m = file_map("jax._src.core", reads=["Tracer.__bool__"])
+    m = file_map("jax._src.core", reads=["Tracer.__bool__"], within=("Trace", "Tracer"),
+                 part=(2, 2))
     shown = [e.name for e in m._shown()]
-    assert "Tracer.__bool__" in shown and "Tracer.__init__" in shown
+    assert "Tracer.__bool__" in shown and sum(n.startswith("Tracer.") for n in shown) > 10
     assert not any(n.startswith("Trace.") for n in shown), "an unread class stays folded"
 
 
 def test_a_read_the_file_does_not_define_fails_the_run():
     with pytest.raises(ClaimFailed, match="cache_key.py defines no get_the_key"):
         file_map("jax._src.cache_key", reads=["get", "get_the_key"])
+
+
+def test_a_long_file_fails_without_parts_and_its_parts_cover_it_once():
+    with pytest.raises(ClaimFailed, match=r"pjit.py: \d+ rows do not fit one slide .* in 4 parts"):
+        file_map("jax._src.pjit")
+    whole = [e.name for e in file_map("jax._src.pjit", part=(1, 4)).entries
+             if e.depth == 0]
+    seen = []
+    for k in range(1, 5):
+        m = file_map("jax._src.pjit", reads=["pjit_staging_rule"], part=(k, 4))
+        rows = m._shown()
+        assert 0 < len(rows) <= 32
+        assert m.scope[0] == rows[0].line and m.scope[1] >= rows[-1].line
+        assert f"part {k} of 4: lines {m.scope[0]}–{m.scope[1]}" in m.summary()
+        assert "stroke='#222'" in m._strip()       # where the part sits in the file
+        seen += [e.name for e in rows]
+    assert seen == whole                              # every row once, in file order
+    assert "▶" in str(next(file_map("jax._src.pjit", reads=["pjit_staging_rule"], part=(k, 4))
+                            for k in range(1, 5) if "pjit_staging_rule" in
+                            [e.name for e in file_map("jax._src.pjit", part=(k, 4))._shown()]))
+
+
+def test_a_part_keeps_a_class_with_its_methods():
+    for k in (1, 2):
+        m = file_map("jax._src.core", reads=["Tracer.__bool__"], within=("Tracer", "Tracer"),
+                     part=(k, 2))
+        names = [e.name for e in m._shown()]
+        assert all(n == "Tracer" or n.startswith("Tracer.") for n in names)
+        assert ("Tracer" in names) == (k == 1) and len(names) <= 32
+    with pytest.raises(ClaimFailed, match="core.py defines no Tracr"):
+        file_map("jax._src.core", within=("Tracr", "Trace"))
+    with pytest.raises(ClaimFailed, match="k runs from 1 to n"):
+        file_map("jax._src.cache_key", part=(3, 2))
+
+
+def test_within_maps_only_that_stretch():
+    m = file_map("jax._src.core", reads=["Trace"], within=("Trace", "EvalTrace"))
+    lines = [e.line for e in m._shown()]
+    names = {e.name for e in m._shown()}
+    trace, evaltrace = (next(e for e in m.entries if e.name == n) for n in ("Trace", "EvalTrace"))
+    assert {"Trace", "EvalTrace"} <= names and "Tracer.__bool__" not in names
+    assert m.scope == (trace.line, evaltrace.end) and lines == sorted(lines)
+    assert "Var" not in names and "Primitive" not in names
+    assert m.summary().endswith(f"Trace … EvalTrace: lines {m.scope[0]}–{m.scope[1]}")

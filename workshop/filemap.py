@@ -7,12 +7,20 @@ line and its role, and the parts a deck reads marked. What "read whole" means on
 The map is computed from the installed file each time (ast, no import), so it is the pinned
 JAX's file, all of it. A name in `reads` the file does not define fails the run, the way a
 `show_source` anchor does: a deck that reads a function JAX has renamed must not build green.
+
+A slide holds ROWS rows at the projector's type size. A longer file is shown in parts, one per
+sub-slide (`part=(2, 3)`: the second of three runs of rows, a class never split from its
+methods), and the strip under each part marks where that part sits in the whole file. A map
+that would not fit one slide without `part` fails the run and says how many parts it needs.
+`within=("Tracer", "Trace")` maps only the top-level entries from one name to another, for a
+file the outline cites in parts.
 """
 from __future__ import annotations
 
 import ast
 import html
 import importlib.util
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +28,7 @@ from .expect import ClaimFailed
 
 MARK = "#fff3b0"
 READ = "#7a4b00"
+ROWS = 32   # rows of a map on one 1280×720 slide: two columns of 16 at 20 px
 
 
 @dataclass
@@ -42,6 +51,9 @@ class FileMap:
     total: int                      # lines in the file
     entries: list[Entry]
     reads: set[str] = field(default_factory=set)
+    scope: tuple[int, int] | None = None    # the lines this map shows (within= or part=)
+    label: str = ""                         # "part 2 of 3", "Tracer … Trace"
+    rows: list[Entry] | None = None         # the rows it shows, when not all
 
     @property
     def functions(self) -> list[Entry]:
@@ -66,6 +78,8 @@ class FileMap:
                  f"{n_def} functions", f"{n_meth} methods"]
         if self.reads:
             parts.append(f"the deck reads {len(self.reads)} (▶), {self.read_lines()} lines")
+        if self.scope:
+            parts.append(f"{self.label}: lines {self.scope[0]}–{self.scope[1]}")
         return " · ".join(parts)
 
     def __str__(self) -> str:
@@ -80,9 +94,7 @@ class FileMap:
     def _shown(self) -> list[Entry]:
         """Every class and module-level function; a class's methods only where the deck reads
         one of them (the class row says how many it has)."""
-        read_classes = {n.split(".")[0] for n in self.reads if "." in n}
-        return [e for e in self.entries
-                if e.depth == 0 or e.name.split(".")[0] in read_classes]
+        return self.rows if self.rows is not None else _listed(self.entries, self.reads)
 
     def _repr_html_(self) -> str:
         methods = {c.name: sum(1 for e in self.entries if e.name.startswith(c.name + "."))
@@ -92,7 +104,8 @@ class FileMap:
             read = e.name in self.reads
             extra = (f" <span style='color:#666'>+{methods[e.name]} methods</span>"
                      if e.kind == "class" and methods.get(e.name) else "")
-            name = html.escape(e.name.split(".")[-1] if e.depth else e.name)
+            first = e is self._shown()[0]   # a part that starts inside a class says which
+            name = html.escape(e.name.split(".")[-1] if e.depth and not first else e.name)
             style = (f"background:{MARK};color:{READ};font-weight:bold" if read else "")
             cells.append(
                 f"<div style='{style};padding:0 4px;white-space:nowrap;overflow:hidden;"
@@ -101,11 +114,11 @@ class FileMap:
                 f"<span style='color:#888;display:inline-block;min-width:3.2em;"
                 f"text-align:right'>{e.line}</span> "
                 f"{'▶ ' if read else ''}{'<i>class</i> ' if e.kind == 'class' else ''}"
-                f"{name}{extra}<span style='color:#777;font-weight:normal;font-size:80%'> "
+                f"{name}{extra}<span style='color:#777;font-weight:normal'> "
                 f"{html.escape(e.role)}</span></div>")
-        columns = 3 if len(cells) > 24 else 2 if len(cells) > 8 else 1
+        columns = 2 if len(cells) > 8 else 1
         return (f"<div class='workshop-filemap' style='font-family:\"DejaVu Sans Mono\","
-                f"monospace'><div style='font-weight:bold;margin-bottom:4px'>"
+                f"monospace;line-height:1.3'><div style='font-weight:bold;margin-bottom:4px'>"
                 f"{html.escape(self.summary())}</div>"
                 f"<div style='column-count:{columns};column-gap:18px'>{''.join(cells)}</div>"
                 f"{self._strip()}</div>")
@@ -123,6 +136,10 @@ class FileMap:
             rects.append(f"<rect x='{(e.line - 1) * scale:.1f}' y='0' "
                          f"width='{max(e.lines * scale, 1):.1f}' height='{height}' "
                          f"fill='{fill}'><title>{html.escape(e.name)}</title></rect>")
+        if self.scope:   # where this part sits in the whole file
+            a, b = self.scope
+            rects.append(f"<rect x='{(a - 1) * scale:.1f}' y='1' width='{(b - a + 1) * scale:.1f}'"
+                         f" height='{height - 2}' fill='none' stroke='#222' stroke-width='2'/>")
         return (f"<svg viewBox='0 0 {width} {height}' preserveAspectRatio='none' "
                 f"style='width:100%;height:{height}px;"
                 f"margin-top:6px' role='img' aria-label='{html.escape(self.path)} to scale'>"
@@ -137,7 +154,7 @@ def _role(node, lines: list[str]) -> str:
         return (first.split(". ")[0].rstrip(".") + ".")[:90]
     if isinstance(node, ast.ClassDef):
         bases = ", ".join(ast.unparse(b) for b in node.bases)
-        return f"class({bases})" if bases else "class"
+        return f"({bases})" if bases else ""
     args = ast.unparse(node.args)
     return f"({args})"[:90]
 
@@ -182,9 +199,32 @@ def _relative(path: Path) -> str:
     return path.name
 
 
-def file_map(module, reads=()) -> FileMap:
+def _listed(entries: list[Entry], reads) -> list[Entry]:
+    """Every class and module-level function; a class's methods only where the deck reads one
+    of them (the class row says how many it has)."""
+    read_classes = {n.split(".")[0] for n in reads if "." in n}
+    return [e for e in entries if e.depth == 0 or e.name.split(".")[0] in read_classes]
+
+
+def _runs(rows: list[Entry], n: int) -> list[list[Entry]]:
+    """`rows` cut into n contiguous runs of about equal length, each cut moved to the nearest
+    top-level row when one is near (a class stays with its methods where it can)."""
+    cuts, slack = [0], len(rows) / (4 * n)
+    for i in range(1, n):
+        ideal = round(i * len(rows) / n)
+        near = [j for j in range(max(cuts[-1] + 1, int(ideal - slack)),
+                                 min(len(rows), int(ideal + slack) + 1)) if rows[j].depth == 0]
+        cuts.append(min(near, key=lambda j: abs(j - ideal)) if near else ideal)
+    cuts.append(len(rows))
+    return [rows[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def file_map(module, reads=(), *, within: tuple[str, str] | None = None,
+             part: tuple[int, int] | None = None) -> FileMap:
     """The map of `module`'s whole file; `reads` names (qualified: "Tracer.__init__") the parts
-    the deck reads, each of which the file must define."""
+    the deck reads, each of which the file must define. `within=(first, last)`: only the
+    top-level entries from `first` to `last`. `part=(k, n)`: the k-th of n runs of rows, for a
+    file too long for one slide (more than ROWS rows fails the run, naming the parts needed)."""
     path = source_file(module)
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
@@ -195,4 +235,32 @@ def file_map(module, reads=()) -> FileMap:
         raise ClaimFailed(f"{_relative(path)} defines no {', '.join(missing)}: the deck reads "
                           "a part this JAX does not have")
     total = len(lines) - (1 if text.endswith("\n") else 0)
-    return FileMap(_relative(path), total, entries, set(reads))
+    rel = _relative(path)
+    fm = FileMap(rel, total, entries, set(reads))
+    rows = _listed(entries, reads)
+    if within:
+        tops = {e.name: e for e in entries if e.depth == 0}
+        absent = [w for w in within if w not in tops]
+        if absent:
+            raise ClaimFailed(f"{rel} defines no {', '.join(absent)} (within=)")
+        a, b = tops[within[0]].line, tops[within[1]].end
+        rows = [e for e in rows if a <= e.line <= b]
+        fm.scope, fm.label, fm.rows = (a, b), f"{within[0]} … {within[1]}", rows
+    if part:
+        k, n = part
+        if not 1 <= k <= n:
+            raise ClaimFailed(f"part={part}: k runs from 1 to n")
+        runs = _runs(rows, n)
+        if len(runs) < n or not runs[k - 1]:
+            raise ClaimFailed(f"{rel}: {len(rows)} rows do not make {n} parts")
+        rows = runs[k - 1]
+        end = runs[k][0].line - 1 if k < n else max(e.end for e in rows)
+        fm.scope, fm.rows = (rows[0].line, min(max(e.end for e in rows), end)), rows
+        fm.label = f"part {k} of {n}" + (f" of {fm.label}" if within else "")
+    if len(rows) > ROWS:
+        need = math.ceil(len(rows) / ROWS)
+        where = f"part {part[0]} of {part[1]} of {rel}" if part else rel
+        raise ClaimFailed(f"{where}: {len(rows)} rows do not fit one slide ({ROWS}): show it in "
+                          f"{need if not part else need * part[1]} parts, part=(1, N) … "
+                          "(N, N), one per sub-slide")
+    return fm
