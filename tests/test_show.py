@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import jax
 import jax.numpy as jnp
@@ -54,6 +55,25 @@ def test_show_source_fails_loudly_when_jax_changed(kw):
 def test_a_mark_past_the_cut_is_an_error():
     with pytest.raises(ValueError, match="past max_lines"):
         show_source(jax.jit, mark="return", max_lines=3)
+
+
+def test_show_source_folds_upstream_todos_and_cuts_wide_lines():
+    from jax._src.interpreters import partial_eval as pe
+    fn = pe.DynamicJaxprTrace.default_process_primitive
+    src, first = inspect.getsourcelines(fn)
+    todos = [first + i for i, t in enumerate(src) if t.lstrip().startswith("# TODO")]
+    assert todos, "the fixture needs an upstream TODO in the installed source"
+    s = show_source(fn, max_lines=None)
+    assert "# TODO" not in s.text and not set(todos) & set(s.numbers)
+    folded = [t for t in s.lines if "# ⋮ upstream TODO" in t]
+    assert folded and sum(int(re.search(r"(\d+) line", t).group(1)) for t in folded) >= len(todos)
+    kept = [n for n in s.numbers if n is not None]
+    assert kept == sorted(kept) and kept[0] == first        # real numbers, in order
+    narrow = show_source(fn, max_lines=None, width=40)
+    assert max(map(len, narrow.lines)) == 40
+    whole = show_source(fn, max_lines=None, width=None)
+    assert not whole.notes and max(map(len, whole.lines)) > 40
+    assert f"⋯ {sum(len(t) > 40 for t in whole.lines)} lines cut at 40 columns (…)" in narrow.notes
 
 
 def test_trim_drops_terminal_colours():

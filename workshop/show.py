@@ -184,16 +184,44 @@ def _docstring_span(lines: list[str]) -> tuple[int, int] | None:
     return None
 
 
+SOURCE_WIDTH = WIDTH - 8   # the gutter (mark, line number, bar) takes 8 of the slide's columns
+_TAIL_NOISE = re.compile(r"\s+#\s*(pyrefly|type|mypy|pytype):\s*(ignore|disable)\S*.*$")
+_TODO = re.compile(r"^\s*#\s*(TODO|FIXME|XXX)\b")
+
+
+def _fold_noise(rows: list[tuple[int | None, str]]) -> list[tuple[int | None, str]]:
+    """Upstream housekeeping off the slide: a trailing `# pyrefly: ignore[...]` or `# type:
+    ignore` is dropped, and a `# TODO(...)` comment (with the comment lines that continue it)
+    is folded to one quiet line that says how many it was. Real line numbers are kept."""
+    out, i = [], 0
+    while i < len(rows):
+        n, t = rows[i]
+        if n is not None and _TODO.match(t):
+            indent = t[: len(t) - len(t.lstrip())]
+            j = i + 1
+            while (j < len(rows) and rows[j][0] is not None
+                   and rows[j][1].startswith(indent + "#")):
+                j += 1
+            out.append((None, f"{indent}# ⋮ upstream TODO, {j - i} line{'s' if j - i > 1 else ''}"))
+            i = j
+            continue
+        out.append((n, _TAIL_NOISE.sub("", t) if n is not None else t))
+        i += 1
+    return out
+
+
 def show_source(obj, *, start: str | None = None, stop: str | None = None,
                 mark: str | list[str] | tuple[str, ...] = (), docstring: bool = False,
-                max_lines: int | None = 30) -> Shown:
+                max_lines: int | None = 30, width: int | None = SOURCE_WIDTH) -> Shown:
     """The installed JAX's own source of `obj` (function, class, method, property, module).
 
     start / stop: text of the first / last line to show (the first line containing it), so a
     slide names code, never line numbers. mark: text of lines to highlight (every shown line
     that contains it). Any of them missing from the installed source raises LookupError, which
     fails the build: a slide that points at code JAX no longer has is caught. The docstring is
-    folded to one line unless docstring=True; real line numbers are kept either way.
+    folded to one line unless docstring=True, and upstream TODO / type-checker comments are
+    folded away; real line numbers are kept either way. A line wider than `width` is cut with
+    a quiet … and a note.
     """
     path, lines, first, name = _source_of(obj)
     where = f"{_relative(path)} ({name})"
@@ -207,7 +235,7 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
     texts = [t for _, t in rows]
     lo = _find(texts, start, 0, "start", where) if start else 0
     hi = _find(texts, stop, lo, "stop", where) + 1 if stop else len(rows)
-    rows = rows[lo:hi]
+    rows = _fold_noise(rows[lo:hi])
     marked = set()
     for m in [mark] if isinstance(mark, str) else list(mark):
         hits = {n for n, t in rows if m in t and n is not None}
@@ -223,6 +251,11 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
             raise ValueError(f"show_source: marked line {hidden[0]} of {where} is past "
                              f"max_lines={max_lines}: narrow start/stop or raise max_lines")
         rows = rows[:max_lines]
+    if width is not None:
+        long = sum(len(t) > width for _, t in rows)
+        if long:
+            rows = [(n, t if len(t) <= width else t[:width - 1] + "…") for n, t in rows]
+            notes.append(f"⋯ {long} line{'s' if long > 1 else ''} cut at {width} columns (…)")
     nums = [n for n, _ in rows if n is not None]
     return Shown("\n".join(t for _, t in rows),
                  title=f"{_relative(path)}:{nums[0]}–{nums[-1]}  {name}", lexer="python",
