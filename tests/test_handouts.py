@@ -121,6 +121,32 @@ def printer():
         yield p
 
 
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_no_slide_is_printed_below_ninety_percent(deck):
+    pdf = handouts.targets(deck)[0]
+    shrunk = handouts.shrunk_of(pdf)
+    assert shrunk is not None, f"{nbs.short(pdf)} records no shrink: run scripts/build"
+    small = [f"slide {i} at {k:.0%}" for i, k in shrunk if k < handouts.MIN_SCALE]
+    assert not small, (f"{nbs.short(pdf)}: {', '.join(small)} (type below "
+                       f"{handouts.MIN_SCALE:.0%} of the projector's): split the slide")
+
+
+def test_a_shrunk_slide_is_recorded_for_the_author(printer):
+    cell = lambda text, kind: nbformat.v4.new_markdown_cell(
+        text, metadata={"slideshow": {"slide_type": kind}})
+    nb = nbformat.v4.new_notebook(cells=[
+        cell("## fits", "slide"), cell("## long\n\n" + "\n\n".join(
+            f"line {i}" for i in range(40)), "slide"), cell("## fits too", "slide")])
+    data, shrunk = printer.pdf(render.slides_html(nb, "T"), "slides")
+    assert [i for i, _ in shrunk] == [2] and 0 < shrunk[0][1] < 0.9
+    pdf = handouts._stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", shrunk)
+    import io
+    meta = PdfReader(io.BytesIO(pdf)).metadata
+    assert meta[handouts.SHRUNK_KEY] == f"2:{shrunk[0][1]:.2f}"
+    none = handouts._stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", [])
+    assert PdfReader(io.BytesIO(none)).metadata[handouts.SHRUNK_KEY] == "none"
+
+
 def test_export_is_offline_and_deterministic(runs, printer, tmp_path):
     deck = nbs.decks()[0]
     executed = nbformat.reads(runs[(deck, None)][1], as_version=4)

@@ -38,6 +38,7 @@ class Result:
     export_seconds: float = 0.0
     status: str = ""               # "current": inputs unchanged, neither run nor exported
     stopped: str = ""              # allow_errors: why the run ended before the last cell
+    shrunk: list = field(default_factory=list)   # (slides PDF page, scale) printed below 100%
 
     @property
     def ok(self) -> bool:

@@ -11,7 +11,7 @@ import io
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlparse
@@ -25,6 +25,8 @@ COPIES = nbs.ROOT / "build" / "copies"   # the handouts of any notebook that is 
 PACKAGE = nbs.ROOT / "workshop"
 LOCK = nbs.ROOT / "environment" / "requirements.lock"
 STAMP_KEY = "/WorkshopInputs"
+SHRUNK_KEY = "/WorkshopShrunk"   # slides printed below 100%: "5:0.84 10:0.72", or "none"
+MIN_SCALE = 0.90                 # a slide printed smaller than this must be split
 
 
 class NoBrowser(Exception):
@@ -135,6 +137,20 @@ def stamp_of(pdf: Path) -> str | None:
         return None
 
 
+def shrunk_of(pdf: Path) -> list[tuple[int, float]] | None:
+    """The slides a slides PDF printed below 100% (page, scale), as its build recorded them;
+    None when the PDF records nothing (unreadable, or not a slides PDF)."""
+    from pypdf import PdfReader
+    try:
+        value = (PdfReader(pdf).metadata or {}).get(SHRUNK_KEY)
+    except Exception:
+        return None
+    if value is None:
+        return None
+    return [] if str(value) == "none" else [
+        (int(a), float(b)) for a, b in (x.split(":") for x in str(value).split())]
+
+
 def pages_of(pdf: Path) -> int | None:
     """Its page count, or None when it is not a readable PDF (truncated, not a PDF)."""
     from pypdf import PdfReader
@@ -144,7 +160,8 @@ def pages_of(pdf: Path) -> int | None:
         return None
 
 
-def _stamp(data: bytes, title: str, digest: str, day: str, source: str) -> bytes:
+def _stamp(data: bytes, title: str, digest: str, day: str, source: str,
+           shrunk: list | None = None) -> bytes:
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import ArrayObject, ByteStringObject
     w = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
@@ -154,6 +171,8 @@ def _stamp(data: bytes, title: str, digest: str, day: str, source: str) -> bytes
                     "/Subject": f"built from {source}", "/Creator": "workshop build",
                     "/Producer": "Chromium via Playwright; pypdf", "/CreationDate": date,
                     "/ModDate": date, STAMP_KEY: digest})
+    if shrunk is not None:
+        w.add_metadata({SHRUNK_KEY: " ".join(f"{i}:{k:.2f}" for i, k in shrunk) or "none"})
     fid = ByteStringObject(bytes.fromhex(digest[:32]))
     w._ID = ArrayObject([fid, fid])
     out = io.BytesIO()
@@ -183,6 +202,7 @@ class Printed:
     path: Path
     pages: int
     seconds: float
+    shrunk: list = field(default_factory=list)   # slides PDF: (page, scale) below 100%
 
 
 def launch_error(text: str) -> str:
@@ -375,12 +395,14 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
         t0 = time.perf_counter()
         pages = pages_of(path) if path.exists() else None
         if pages and stamp_of(path) == digest:   # printed from these very inputs: its bytes
-            out.append(Printed(path, pages, 0.0))  # stay (a rerun's timings would churn them)
+            out.append(Printed(path, pages, 0.0,   # stay (a rerun's timings would churn them)
+                               shrunk_of(path) or []))
             continue
-        data, _ = printer.pdf(html, kind, footer)
-        data = _stamp(data, title, digest, day, nbs.short(src))
+        data, shrunk = printer.pdf(html, kind, footer)
+        data = _stamp(data, title, digest, day, nbs.short(src),
+                      shrunk if kind == "slides" else None)
         write_atomic(path, data)
-        out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0))
+        out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0, shrunk))
     return out
 
 

@@ -70,10 +70,11 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
         handouts.write_index()
     rows = [results.get(p) or execute.Result(
         name=nbs.short(p), status="current",
-        pages=sum(handouts.pages_of(t) or 0 for t in handouts.targets(p))) for p in paths]
+        pages=sum(handouts.pages_of(t) or 0 for t in handouts.targets(p)),
+        shrunk=handouts.shrunk_of(handouts.targets(p)[0]) or []) for p in paths]
     exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
                              if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
-    print(report.write(rows, report.over_budget(rows, exempt), BUILD))
+    print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD))
     kit = [p for p in paths if handouts.is_kit(p)]
     where = [f"executed in {nbs.short(EXECUTED)}/"] if kit else []
     where += ["handouts in handouts/"] if pdf and kit else []
@@ -133,6 +134,7 @@ def _export(printer, todo, executed, results) -> None:
             raise nbs.KitError(f"{nbs.short(p)}: {e}") from None
         results[p].pages = sum(x.pages for x in printed)
         results[p].export_seconds = sum(x.seconds for x in printed)
+        results[p].shrunk = [(page, k) for x in printed for page, k in x.shrunk]
     if printer.offsite:
         raise nbs.KitError(f"the export asked for addresses off this machine: "
                            f"{printer.offsite[:3]}")

@@ -41,11 +41,21 @@ def over_budget(results: list[Result], exempt: dict[str, set[int]]) -> list[str]
     return notes
 
 
+def shrunk(results: list[Result]) -> list[str]:
+    """Slides the slides PDF printed smaller than the projector shows them (for the author:
+    nothing on the page says so). Below MIN_SCALE the tests fail: split the slide."""
+    from .handouts import MIN_SCALE
+    return [f"{r.name}: slide {page} printed at {k:.0%}"
+            + (f" (below {MIN_SCALE:.0%}: split it)" if k < MIN_SCALE else "")
+            for r in results for page, k in r.shrunk]
+
+
 def write(results: list[Result], notes: list[str], folder) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     text = table(results)
     if notes:
-        text += "\n\nOver budget:\n" + "\n".join(f"- {n}" for n in notes)
+        text += ("\n\nOver budget, or shrunk to fit a page:\n"
+                 + "\n".join(f"- {n}" for n in notes))
     _atomic(folder / "report.md", text + "\n")
     _atomic(folder / "report.json", json.dumps([asdict(r) for r in results], indent=1) + "\n")
     return text
