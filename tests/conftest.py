@@ -6,7 +6,7 @@ import pytest
 import workshop
 from workshop import drift
 from workshop import notebooks as nbs
-from workshop.build import execute
+from workshop.builder import execute
 
 
 def pytest_configure(config):

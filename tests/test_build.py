@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from workshop import notebooks as nbs
-from workshop.build import handouts
+from workshop.builder import handouts
 
 
 def wk(*args, env=None, timeout=300):
@@ -134,7 +134,7 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_tmp(tmp_path):
     code = ("import resource, signal, sys; from pathlib import Path\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-            "from workshop import notebooks as nbs; from workshop.build import handouts\n"
+            "from workshop import notebooks as nbs; from workshop.builder import handouts\n"
             "try:\n    handouts.write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
             "except nbs.KitError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
     p = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True,
@@ -229,7 +229,7 @@ def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path)
     j3 = pkg / "labs" / "j3.py"
     assert {k for k, v in files.items() if j3 in v} == {"J3-own-the-derivative"}
     for stem, deps in files.items():   # what every handout is made with
-        assert {pkg / "build" / "render.py", pkg / "build" / "handouts.py",
+        assert {pkg / "builder" / "render.py", pkg / "builder" / "handouts.py",
                 pkg / "notebooks.py", pkg / "__init__.py", pkg / "show.py"} <= deps, stem
         assert not {pkg / "cli.py", pkg / "drift.py", pkg / "present.py"} & deps, stem
     assert pkg / "jitcache.py" in files["03-jit-and-the-cache"]   # only deck 03's cells import it

@@ -12,7 +12,7 @@ from pypdf import PdfReader
 
 from workshop import PINNED_JAX, browser
 from workshop import notebooks as nbs
-from workshop.build import handouts, render
+from workshop.builder import handouts, render
 
 SOURCES = nbs.all_notebooks()
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import JOBS, job_id
 
 from workshop import notebooks as nbs
-from workshop.build import execute
+from workshop.builder import execute
 
 
 @pytest.mark.parametrize("job", JOBS, ids=[job_id(j) for j in JOBS])

@@ -9,7 +9,7 @@ from . import notebooks as nbs
 
 def cmd_build(args) -> int:
     """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
-    from .build import pipeline
+    from .builder import pipeline
     return pipeline.build(args.notebooks, force=args.force, pdf=not args.no_pdf)
 
 

@@ -144,7 +144,7 @@ def inside(paths: list[Path], out: Path) -> None:
     import jax
     import nbformat
 
-    from .build import execute
+    from .builder import execute
     results = execute.run_many([(p, None) for p in paths], allow_errors=True, preamble=PREAMBLE)
     report = {"jax": jax.__version__, "python": sys.version.split()[0], "notebooks": []}
     for p, (res, text) in zip(paths, results):
