@@ -7,12 +7,11 @@ starter's `raise NotImplementedError()`), or answer code that raises, gets a ver
 from __future__ import annotations
 
 import html
+import json
 import os
 import sysconfig
 from dataclasses import dataclass
 from typing import Callable
-
-from ..notebooks import SOLUTIONS, read
 
 
 class Wrong(Exception):
@@ -79,15 +78,10 @@ class Task:
         print(self.next_hint())
 
     def solution(self) -> None:
-        """Print the solution code, read from the lab's single source in
-        exercises/solutions/ (once: it returns nothing)."""
-        try:
-            print(solution_code(self.lab, self.number))
-        except FileNotFoundError:
-            # a non-editable install copies the package, not the kit's exercises/ folder
-            print(f"The solutions are not installed with the package: open "
-                  f"exercises/solutions/{self.lab}-*.ipynb in the kit's repository (or install "
-                  f"it with `pip install -e .` from a clone), task {self.number}.")
+        """Print the solution code (once: it returns nothing). It comes with the package
+        (labs/solutions.json, written from exercises/solutions/ by `workshop labs`), so it
+        works from any install."""
+        print(solution_code(self.lab, self.number))
 
 
 _LIBRARY = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
@@ -111,13 +105,11 @@ def raised_in_attendee_code(e: BaseException) -> bool:
 
 
 def solution_code(lab: str, number: int) -> str:
-    """The `number`-th (1-based) solution block of lab `lab` (e.g. 'J1')."""
-    paths = sorted(SOLUTIONS.glob(f"{lab}-*.ipynb"))
-    if not paths:
-        raise FileNotFoundError(f"no solutions notebook for {lab} in {SOLUTIONS}")
-    cells = [c.source for c in read(paths[0]).cells
-             if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
-    return cells[number - 1]
+    """The `number`-th (1-based) solution block of lab `lab` (e.g. 'J1'), as installed with
+    the package."""
+    from importlib.resources import files
+    blocks = json.loads(files(__name__).joinpath("solutions.json").read_text(encoding="utf-8"))
+    return blocks[lab][number - 1]
 
 
 def close(a, b, tol=1e-5) -> bool:
