@@ -6,8 +6,9 @@ import tempfile
 
 
 @contextlib.contextmanager
-def fresh_kernel_manager(asynchronous: bool = False):
-    """A KernelManager (not started) whose kernel is always shut down afterwards.
+def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3"):
+    """A KernelManager (not started) whose kernel is always shut down afterwards; by default
+    a kernel of this Python, or any installed kernel spec by name.
 
     asynchronous: an AsyncKernelManager, for nbclient. With a blocking manager nbclient's
     event loop is frozen while it waits for a reply, so its cell timeout never fires and a dead
@@ -17,7 +18,7 @@ def fresh_kernel_manager(asynchronous: bool = False):
     from jupyter_core.utils import run_sync
     cls = AsyncKernelManager if asynchronous else KernelManager
     with tempfile.TemporaryDirectory(prefix="workshop-kernel-") as sockets:
-        km = cls(kernel_name="python3", transport="ipc", ip=f"{sockets}/ipc")
+        km = cls(kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/ipc")
         try:
             yield km
         finally:

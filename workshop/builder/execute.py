@@ -55,8 +55,9 @@ def _cell_seconds(cell) -> float:
 
 
 def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
-            preamble: str | None = None) -> tuple[Result, object]:
-    """Run `nb` top to bottom in a fresh kernel of this Python; never raises for a cell error.
+            preamble: str | None = None, kernel_name: str = "python3") -> tuple[Result, object]:
+    """Run `nb` top to bottom in a fresh kernel of this Python (or of the kernel spec
+    `kernel_name`); never raises for a cell error.
 
     allow_errors: go on past a failing cell (the error stays in its outputs); a timeout or a
     dead kernel still stops the run. preamble: code run in the kernel first, as a cell that is
@@ -71,7 +72,7 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     t0 = time.perf_counter()
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
-    with fresh_kernel_manager(asynchronous=True) as km:
+    with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name) as km:
         client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
                                          allow_errors=allow_errors, record_timing=True,
                                          resources={"metadata": {"path": str(cwd)}})
