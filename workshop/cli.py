@@ -59,6 +59,13 @@ def cmd_present(args) -> int:
     return present.main(args.deck, port=args.port, open_browser=not args.no_browser)
 
 
+def cmd_new(args) -> int:
+    from . import scaffold
+    for line in scaffold.new_deck(args.phase, args.title, args.lab, args.minutes):
+        print(f"new deck: {line}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="workshop", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -92,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")
     pr.add_argument("--no-browser", action="store_true", help="print the URL only")
     pr.set_defaults(fn=cmd_present)
+    nw = sub.add_parser("new", help="start a new deck the structure tests accept")
+    what = nw.add_subparsers(dest="what", required=True)
+    nd = what.add_parser("deck", help="decks/NN-title.ipynb and its stylesheet")
+    nd.add_argument("phase", type=int, help="its phase: the NN of decks/NN-….ipynb")
+    nd.add_argument("title")
+    nd.add_argument("--lab", required=True, help="the lab that follows it, e.g. J5")
+    nd.add_argument("--minutes", type=int, default=45)
+    nd.set_defaults(fn=cmd_new)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

@@ -1,0 +1,70 @@
+"""`workshop new deck`: the guide's steps, followed literally in a scratch copy of the kit, give
+a deck the structure tests accept and that runs green, whole and section by section."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from workshop import notebooks as nbs
+from workshop.builder import execute
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kit")
+    for d in ("workshop", "decks", "exercises", "tests", "environment", "docs"):
+        shutil.copytree(nbs.ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("README.md", "pyproject.toml"):
+        shutil.copy(nbs.ROOT / f, root / f)
+    return root
+
+
+def wk(root, *args):
+    return subprocess.run([sys.executable, "-m", "workshop", *args], cwd=root, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def test_a_new_deck_passes_the_structure_tests_and_runs(scratch, tmp_path):
+    p = wk(scratch, "new", "deck", "7", "Shapes and sizes", "--lab", "J1", "--minutes", "30")
+    assert p.returncode == 0, p.stderr
+    deck = scratch / "decks" / "07-shapes-and-sizes.ipynb"
+    assert deck.is_file() and (scratch / "decks" / "07-shapes-and-sizes.css").is_file()
+    row = next(line for line in p.stdout.splitlines() if "add this row" in line)
+    row = row.split("table: ", 1)[1]
+    assert row.startswith("| 7 | [Shapes and sizes](decks/07-shapes-and-sizes.ipynb) | 30 |")
+    readme = scratch / "README.md"
+    readme.write_text(readme.read_text().replace(
+        "| 6 | [Devices]", row + "\n| 6 | [Devices]"))
+    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/test_structure.py", "-k", "07 or readme or kit_has"],
+                       cwd=scratch, text=True, capture_output=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(scratch)})
+    assert t.returncode == 0 and " passed" in t.stdout, t.stdout[-2000:]
+    assert "07-shapes" in subprocess.run(  # the tests did see the new deck
+        [sys.executable, "-c", "from workshop import notebooks as n; print(n.decks())"],
+        cwd=scratch, text=True, capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(scratch)}).stdout
+    nb = nbs.read(deck)
+    result, _ = execute.execute(nb, deck.name, tmp_path)
+    assert result.ok, result.failure
+    for sec in nbs.sections(nb):   # each section alone after the setup cell
+        part = nbs.section_notebook(nbs.read(deck), sec)
+        result, _ = execute.execute(part, f"{deck.name} § {sec.title}", tmp_path)
+        assert result.ok, (sec.title, result.failure)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["3", "Again", "--lab", "J2"], "phase 03 is taken by decks/03-jit-and-the-cache.ipynb"),
+    (["0", "Zero", "--lab", "J2"], "phase 0: pick a number from 1 to 99"),
+    (["9", "Bad lab", "--lab", "lab9"], "a lab id such as J5"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(scratch, args, says):
+    before = sorted(p.name for p in (scratch / "decks").iterdir())
+    p = wk(scratch, "new", "deck", *args)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
+    assert sorted(p.name for p in (scratch / "decks").iterdir()) == before
