@@ -68,8 +68,12 @@ def _tasks(module):
     return {name for name in dir(module) if re.fullmatch(r"q\d", name)}
 
 
-def test_every_lab_source_has_its_checks_module():
-    assert {p.name for p in nbs.lab_sources()} == {name for _, name in LABS.values()}
+def test_every_lab_source_has_its_checks_module_and_wrong_answers():
+    # each lab source names its checks module and wrong answers by its id; no module is orphaned
+    ids = {p.stem.split("-")[0].lower() for p in nbs.lab_sources()}
+    modules = {p.stem for p in (nbs.ROOT / "workshop" / "labs").glob("*.py")} - {"__init__"}
+    wrong = {p.stem for p in (nbs.ROOT / "tests" / "wrong_answers").glob("*.py")} - {"__init__"}
+    assert len(ids) >= 6 and ids == modules == wrong, (ids, modules, wrong)
 
 
 @pytest.mark.parametrize("lab", LABS)

@@ -5,9 +5,8 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-from .notebooks import ROOT
+from .notebooks import LOCK
 
-LOCK = ROOT / "environment" / "requirements.lock"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DECKS = ROOT / "decks"
 EXERCISES = ROOT / "exercises"
 SOLUTIONS = EXERCISES / "solutions"
+LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 TAGS = {"setup", "check", "slow"}   # the only cell tags the kit knows

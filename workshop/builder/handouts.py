@@ -23,7 +23,7 @@ from . import render
 HANDOUTS = nbs.ROOT / "handouts"
 COPIES = nbs.ROOT / "build" / "copies"   # the handouts of any notebook that is not the kit's
 PACKAGE = nbs.ROOT / "workshop"
-LOCK = nbs.ROOT / "environment" / "requirements.lock"
+LOCK = nbs.LOCK
 STAMP_KEY = "/WorkshopInputs"
 SHRUNK_KEY = "/WorkshopShrunk"   # slides printed below 100%: "5:0.84 10:0.72", or "none"
 MIN_SCALE = 0.90                 # a slide printed smaller than this must be split
