@@ -199,7 +199,7 @@ def test_pictures_hold_on_awkward_programs():
 
     def drawn(j):
         return [re.findall(r"(\w+): ", line) for line in
-                re.findall(r"font-size='14' fill='#222'>([^<]*)</text>", show_graph(j).svg)]
+                re.findall(r"font-size='18' fill='#222'>([^<]*)</text>", show_graph(j).svg)]
 
     grad = jax.make_jaxpr(jax.grad(lambda x, y: jnp.sin(x) * y))(1.0, 2.0)   # an unused _
     loop = jax.make_jaxpr(lambda x: lax.while_loop(

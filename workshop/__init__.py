@@ -6,10 +6,19 @@
 from .devices import N_DEVICES, PINNED_JAX, SetupError, setup
 from .expect import ClaimFailed, refuses
 from .filemap import file_map
-from .pictures import Picture, show_collectives, show_graph, show_stations, show_tree
+from .pictures import (
+    Picture,
+    show_ad_flow,
+    show_batching,
+    show_cache_chain,
+    show_collectives,
+    show_graph,
+    show_stations,
+    show_tree,
+)
 from .show import Shown, show_cost, show_hlo, show_jaxpr, show_source, show_stablehlo, trim
 
 __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",
            "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
            "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
-           "Picture", "file_map"]
+           "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching"]

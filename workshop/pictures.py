@@ -1,12 +1,15 @@
 """Pictures for slides, drawn from live JAX objects: inline SVG, no files, no web fonts.
 
 A `Picture` shows as SVG in Jupyter, RISE and the PDF handouts; its `facts` are the numbers and
-names it drew, so a hidden check cell can pin what the picture claims.
+names it drew, so a hidden check cell can pin what the picture claims. Sizes are the slide's
+own pixels: a slide is 1280×720 and a picture scales down to at most SLIDE_W wide, so its text
+is drawn at 18 px or more after that scaling (`Picture.text_px`).
 """
 from __future__ import annotations
 
 import html
 import inspect
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,8 +19,11 @@ from .show import hlo_text
 INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
-CHAR_W = 9.1      # width of one monospace character at 15 px
+EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
+CHAR_W = 15 * EM  # at 15 px
 LINE_H = 22
+SLIDE_W = 1184    # the widest a picture is shown on a 1280×720 slide
+MIN_PX = 18       # the smallest text a picture draws, at that width
 
 
 @dataclass
@@ -34,10 +40,54 @@ class Picture:
 
     __str__ = __repr__
 
+    def size(self, slide_w: float = SLIDE_W) -> tuple[float, float]:
+        """(width, height) as shown on a slide `slide_w` px wide: natural size, or scaled
+        down to the slide's width (the SVG's style says max-width:100%)."""
+        w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'",
+                                              self.svg).groups())
+        k = min(1.0, slide_w / w)
+        return w * k, h * k
+
+    def text_px(self, slide_w: float = SLIDE_W) -> float:
+        """The smallest text of the picture, in px as shown on a slide `slide_w` px wide."""
+        from xml.etree import ElementTree
+        root = ElementTree.fromstring(self.svg)
+        w = float(root.get("viewBox").split()[2])
+        sizes = [float(t.get("font-size")) for t in root.iter() if t.get("font-size")]
+        return min(sizes) * min(1.0, slide_w / w)
+
+
+def _svg(width: float, height: float, *defs: str) -> str:
+    """The opening tag every picture uses (natural size, scaled down to fit), with its defs."""
+    head = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width:g} {height:g}' "
+            f"width='{width:g}' style='max-width:100%;height:auto' role='img'>")
+    return head + (f"<defs>{''.join(defs)}</defs>" if defs else "")
+
+
+def _marker(name: str, colour: str = INK, size: float = 11) -> str:
+    """An arrowhead `url(#name)` of one colour; ids are per colour and picture kind, so two
+    pictures on one page never borrow each other's heads."""
+    return (f"<marker id='{name}' viewBox='0 0 10 10' refX='9' refY='5' "
+            f"markerUnits='userSpaceOnUse' markerWidth='{size}' markerHeight='{size}' "
+            f"orient='auto'><path d='M0,0 L10,5 L0,10 z' fill='{colour}'/></marker>")
+
+
+def _text(x: float, y: float, s: str, px: float, *, font: str = MONO, fill: str = INK,
+          anchor: str = "", bold: bool = False, extra: str = "") -> str:
+    a = f" text-anchor='{anchor}'" if anchor else ""
+    b = " font-weight='bold'" if bold else ""
+    return (f"<text x='{x:g}' y='{y:g}'{a} font-family=\"{font}\" font-size='{px:g}'{b} "
+            f"fill='{fill}'{extra}>{html.escape(s)}</text>")
+
+
+def _chars(text: str, px: float) -> float:
+    """Width of `text` in monospace at `px`."""
+    return len(text) * EM * px
+
 
 def _fit(text: str, width: float, px: float = 15) -> str:
     """Cut `text` to what fits in `width` pixels of `px` monospace, with a visible …."""
-    n = max(1, int(width // (CHAR_W * px / 15)))
+    n = max(1, int(width // (EM * px)))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -49,44 +99,43 @@ def _list(names: list[str], room: int) -> list[str]:
     return counted[: room - 1] + [f"+{len(counted) - room + 1} more"]
 
 
-def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 186,
-         gap: int = 90, title: str = "") -> str:
-    """A left-to-right chain of boxes (a title and detail lines each), arrows labelled."""
-    rows = max(len(lines) for _, lines in boxes)
-    top = 34 if title else 8
-    box_h = 44 + rows * LINE_H
-    width = len(boxes) * box_w + (len(boxes) - 1) * gap + 4
-    height = top + box_h + 8
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
-           f"width='{width}' style='max-width:100%;height:auto' role='img'>",
-           "<defs><marker id='arrowhead' viewBox='0 0 10 10' refX='9' refY='5' "
-           "markerWidth='8' markerHeight='8' orient='auto'>"
-           f"<path d='M0,0 L10,5 L0,10 z' fill='{INK}'/></marker></defs>"]
+def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
+         gap: int = 34, title: str = "", px: float = 20, max_w: float = 330) -> str:
+    """A left-to-right chain of boxes (a title and detail lines each). Arrow i's label is
+    written, in orange, as the first line of box i + 1: the step that makes that box (the
+    first box's own first line is orange too). Each box
+    is as wide as its lines at `px` (at least `box_w`, at most `max_w`; longer lines are cut
+    with …)."""
+    lines_of = [([arrows[i - 1]] if 0 < i <= len(arrows) else []) + lines
+                for i, (_, lines) in enumerate(boxes)]
+    widths = [min(max_w, max(box_w, _chars(name, px + 2) + 28,
+                             *(_chars(s, px) + 24 for s in lines)))
+              for (name, _), lines in zip(boxes, lines_of)]
+    line_h = round(px * 1.35)
+    rows = max(len(lines) for lines in lines_of)
+    top = round(px * 2.2) if title else 8
+    box_h = round(px * 2.3) + rows * line_h
+    width = sum(widths) + (len(boxes) - 1) * gap + 4
+    out = [_svg(width, top + box_h + 8, _marker("flowhead", INK, 14))]
     if title:
-        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
-                   f"fill='{INK}'>{html.escape(title)}</text>")
-    for i, (name, lines) in enumerate(boxes):
-        x = 2 + i * (box_w + gap)
-        out.append(f"<rect x='{x}' y='{top}' width='{box_w}' height='{box_h}' rx='10' "
+        out.append(_text(2, px * 1.3, title, px, font=SANS))
+    x = 2
+    for i, ((name, _), lines, w) in enumerate(zip(boxes, lines_of, widths)):
+        out.append(f"<rect x='{x}' y='{top}' width='{w:g}' height='{box_h}' rx='10' "
                    f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
-        out.append(f"<text x='{x + box_w / 2}' y='{top + 28}' text-anchor='middle' "
-                   f"font-family=\"{SANS}\" font-size='19' font-weight='bold' "
-                   f"fill='{INK}'>{html.escape(name)}</text>")
+        out.append(_text(x + w / 2, top + px * 1.5, name, px + 2, font=SANS, anchor="middle",
+                         bold=True))
         for j, line in enumerate(lines):
-            out.append(f"<text x='{x + 12}' y='{top + 56 + j * LINE_H}' "
-                       f"font-family=\"{MONO}\" font-size='15' fill='#222'>"
-                       f"{html.escape(_fit(line, box_w - 16))}</text>")
-        if i < len(arrows):
-            x0, x1, y = x + box_w + 4, x + box_w + gap - 4, top + box_h / 2
-            out.append(f"<line x1='{x0}' y1='{y}' x2='{x1}' y2='{y}' stroke='{INK}' "
-                       "stroke-width='2' marker-end='url(#arrowhead)'/>")
-            out.append(f"<text x='{(x0 + x1) / 2}' y='{y - 10}' text-anchor='middle' "
-                       f"font-family=\"{MONO}\" font-size='14' fill='{ACCENT}'>"
-                       f"{html.escape(arrows[i])}</text>")
+            out.append(_text(x + 12, top + px * 2.3 + (j + 0.7) * line_h,
+                             _fit(line, w - 16, px), px,
+                             fill=ACCENT if j == 0 else "#222"))
+        if i + 1 < len(boxes):
+            x0, x1, y = x + w + 3, x + w + gap - 3, top + box_h / 2
+            out.append(f"<line x1='{x0:g}' y1='{y:g}' x2='{x1:g}' y2='{y:g}' stroke='{INK}' "
+                       "stroke-width='3' marker-end='url(#flowhead)'/>")
+        x += w + gap
     out.append("</svg>")
     return "\n".join(out)
-
-
 _MAIN_OP = re.compile(r'^    (?:%[\w#:]+(?:, %[\w#:]+)* = )?"?((?:\w+\.)+\w+|call)(?: (@\w+))?')
 _HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (?:\([^()]*\)|\S+) ([a-z][\w\-]*)\(")
 
@@ -157,7 +206,8 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
         ("result", shown[:room] + value),
     ]
     svg = flow(boxes, [".trace()", ".lower()", ".compile()", "call"],
-               title=f"jax.jit({name}): four stations, each hands you an artefact")
+               title=f"jax.jit({name}): four stations, each hands you an artefact", px=21,
+               max_w=290)
     caption = (f"jax.jit({name}): Python → jaxpr ({_n(len(prims), 'equation')}) → "
                f"StableHLO ({_n(len(ops), 'op')}) → HLO ({', '.join(hlo)}) → "
                f"{', '.join(shown)}")
@@ -215,7 +265,228 @@ def _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals) -> None:
                          f"residuals), not as drawn {drew}")
 
 
-def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
+@dataclass
+class _Graph:
+    """A jaxpr as columns of boxes. A box is (title, lines, vars it reads); an edge is
+    ((column, row) from, (column, row) to, the variable's printed name, crosses the cut)."""
+    columns: list
+    edges: list
+    late: dict                     # (column, row) -> unknown until later?
+    known: list
+    unknown: list
+    residuals: list                # the Vars that cross the cut
+    names: dict                    # Var -> printed name
+
+    @property
+    def out_col(self) -> int:
+        return len(self.columns) - 1
+
+
+def _graph(inner, unknowns=None, inline_consts: bool = False) -> _Graph:
+    """Lay `inner`'s equations out in columns: inputs first, each equation in the column after
+    the last one it reads from, the outputs last. `unknowns` marks partial evaluation's
+    unknown inputs (the consts are known); `inline_consts` writes the consts into the boxes
+    that read them, by name, as literals are, instead of drawing them as inputs."""
+    from jax._src import core
+
+    names = list(getattr(inner.debug_info, "arg_names", None) or [])
+    printed = printer_names(inner)
+    name = printed.__getitem__
+    lit = lambda x: x.pretty_print(None, print_dtype=False)
+    typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
+    inline = set(inner.constvars) if inline_consts else set()
+    col: dict = {}                 # Var -> column of the box that defines it
+    place: dict = {}               # Var -> (column, row)
+    columns: list = [[]]
+    bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
+    unk: dict = {}                 # Var -> unknown until later?
+    late: dict = {}
+    for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
+        unk[v] = bits[i]
+        if v in inline:
+            continue
+        k = i - len(inner.constvars)
+        arg = "const" if k < 0 else names[k] if k < len(names) else "arg"
+        col[v] = 0
+        place[v] = (0, len(columns[0]))
+        late[place[v]] = bits[i]
+        columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
+    edges, known, unknown, residuals = [], [], [], []
+    for eqn in inner.eqns:
+        ins = [x for x in eqn.invars if not isinstance(x, core.Literal) and x not in inline]
+        c = 1 + max((col[x] for x in ins), default=0)
+        while len(columns) <= c:
+            columns.append([])
+        title = eqn.primitive.name
+        if len(ins) < len(eqn.invars):        # add(·, 2.0); a const inlined by name
+            title += "(" + ", ".join(lit(x) if isinstance(x, core.Literal) else name(x)
+                                     if x in inline else "·" for x in eqn.invars) + ")"
+        outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
+        lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
+        row = len(columns[c])
+        columns[c].append((title, lines, ins))
+        u = any(unk[x] for x in eqn.invars if not isinstance(x, core.Literal))
+        late[(c, row)] = u
+        (unknown if u else known).append(eqn.primitive.name)
+        for x in (x for x in eqn.invars if not isinstance(x, core.Literal)):
+            crossing = u and not unk[x]
+            if crossing and x not in residuals:
+                residuals.append(x)
+            if x in place:
+                edges.append((place[x], (c, row), name(x), crossing))
+        for o in eqn.outvars:
+            unk[o] = u
+        for o in outs:
+            col[o], place[o] = c, (c, row)
+    out_col = len(columns)
+    columns.append([])
+    for o in inner.outvars:
+        row = len(columns[out_col])
+        if isinstance(o, core.Literal) or o not in place:
+            columns[out_col].append(("out", [lit(o) if isinstance(o, core.Literal)
+                                             else name(o)], []))
+            continue
+        columns[out_col].append(("out", [name(o)], [o]))
+        late[(out_col, row)] = unk[o]
+        edges.append((place[o], (out_col, row), name(o), False))
+    return _Graph(columns, edges, late, known, unknown, residuals, printed)
+
+
+@dataclass
+class _Layout:
+    """Where a _Graph's boxes go: box(c, r) -> (x, y, w, h); route(edge) -> a path's points
+    (corners rounded when drawn, or a cubic when `curve`); the fonts; the size."""
+    width: float
+    height: float
+    box: object
+    route: object
+    big: float
+    small: float
+
+
+def _layout_right(g: _Graph, box_w: float, gap: float, top: float) -> _Layout:
+    """Columns left to right, each as wide as its text. An edge to the next column is a curve
+    inside the gap between them; an edge that skips columns turns into the nearest gap
+    between rows (there are no boxes there), runs along it, and turns back in the gap before
+    its target: it never runs underneath a box."""
+    big = small = MIN_PX
+    box_h, vgap = 60, 30
+    widths = [max(box_w, *(max(_chars(t, big), *(_chars(s, small) for s in lines)) + 16
+                           for t, lines, _ in column)) for column in g.columns]
+    xs = [2 + sum(widths[:c]) + c * gap for c in range(len(widths))]
+    rows = max(len(c) for c in g.columns)
+    y0 = top + vgap / 2 + 2
+    row_y = lambda r: y0 + r * (box_h + vgap)
+
+    def box(c, r):
+        return xs[c], row_y(r), widths[c], box_h
+
+    def route(edge):
+        (c0, r0), (c1, r1) = edge[0], edge[1]
+        x0, ya, w0, _ = box(c0, r0)
+        x1, yb, _, _ = box(c1, r1)
+        a, b = (x0 + w0, ya + box_h / 2), (x1 - 2, yb + box_h / 2)
+        if c1 == c0 + 1:
+            return "curve", [a, b]
+        mid = (a[1] + b[1]) / 2
+        lane = min((row_y(k) - vgap / 2 for k in range(rows + 1)), key=lambda y: abs(y - mid))
+        left, right = xs[c0 + 1] - gap / 2, xs[c1] - gap / 2
+        return "lines", [a, (left, a[1]), (left, lane), (right, lane), (right, b[1]), b]
+
+    width = xs[-1] + widths[-1] + 2
+    height = row_y(rows) - vgap / 2 + 4
+    return _Layout(width, height, box, route, big, small)
+
+
+def _layout_down(g: _Graph, top: float, min_width: float) -> _Layout:
+    """Levels top to bottom, each level's boxes centred, larger type: for a short jaxpr on a
+    slide. An edge to the next level is a curve in the gap between them; one that skips levels
+    leaves downwards into that gap, runs left of every box, and comes back along the gap
+    above its target."""
+    box_w, box_h, across, along, big, small = 270, 56, 30, 28, 20, 18
+    rows = max(len(c) for c in g.columns)
+    span = rows * box_w + (rows - 1) * across
+    pad = 40                       # the lane, left of every box, for edges that skip levels
+    width = max(pad + span + 4, min_width)
+
+    def box(c, r):
+        n = len(g.columns[c])
+        left = (span - (n * box_w + (n - 1) * across)) / 2
+        return pad + left + r * (box_w + across), top + 4 + c * (box_h + along), box_w, box_h
+
+    def route(edge):
+        (c0, r0), (c1, r1) = edge[0], edge[1]
+        xa, ya, _, _ = box(c0, r0)
+        xb, yb, _, _ = box(c1, r1)
+        if c1 == c0 + 1:
+            return "curve", [(xa + box_w / 2, ya + box_h), (xb + box_w / 2, yb - 2)]
+        a, b = (xa + box_w / 4, ya + box_h), (xb + box_w / 4, yb - 2)   # beside the others
+        lane = pad / 2
+        below, above = a[1] + along / 2, b[1] - along / 2 + 2
+        return "lines", [a, (a[0], below), (lane, below), (lane, above), (b[0], above), b]
+
+    height = top + len(g.columns) * (box_h + along) - along + 8
+    return _Layout(width, height, box, route, big, small)
+
+
+def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
+    """SVG path data: a cubic from pts[0] to pts[1] leaving and entering along the layout's
+    direction, or straight lines through pts with corners rounded by `r`."""
+    (x0, y0) = pts[0]
+    if kind == "curve":
+        (x1, y1) = pts[1]
+        if down:
+            m = (y0 + y1) / 2
+            return f"M{x0:g},{y0:g} C{x0:g},{m:g} {x1:g},{m:g} {x1:g},{y1:g}"
+        m = (x0 + x1) / 2
+        return f"M{x0:g},{y0:g} C{m:g},{y0:g} {m:g},{y1:g} {x1:g},{y1:g}"
+    d = [f"M{x0:g},{y0:g}"]
+    for (pa, pb, pc) in zip(pts, pts[1:], pts[2:]):
+        def toward(p, q, k):
+            dist = math.dist(p, q)
+            t = min(k, dist / 2) / dist if dist else 0
+            return p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t
+        s, e = toward(pb, pa, r), toward(pb, pc, r)
+        d.append(f"L{s[0]:g},{s[1]:g} Q{pb[0]:g},{pb[1]:g} {e[0]:g},{e[1]:g}")
+    d.append(f"L{pts[-1][0]:g},{pts[-1][1]:g}")
+    return " ".join(d)
+
+
+def _draw_graph(g: _Graph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
+                colour: str = INK, head: str = "graphhead", dy: float = 0) -> list[str]:
+    """The boxes and edges of a laid-out graph (orange and dashed: unknown until later when
+    `cut`; thick orange: an edge that crosses the cut). `mirror` flips it left to right, so
+    it reads right to left; `dy` moves it down."""
+    fx = (lambda x: lay.width - x) if mirror else (lambda x: x)
+    out = []
+    for edge in g.edges:
+        kind, pts = lay.route(edge)
+        pts = [(fx(x), y + dy) for x, y in pts]
+        crossing = edge[3]
+        out.append(f"<path d='{_path(kind, pts, down)}' fill='none' "
+                   f"stroke='{ACCENT if crossing else colour}' "
+                   f"stroke-width='{4 if crossing else 1.8}' marker-end='url(#{head})'/>")
+    for c, column in enumerate(g.columns):
+        for r, (title, lines, _) in enumerate(column):
+            x, y, w, h = lay.box(c, r)
+            x, y = (fx(x + w) if mirror else x), y + dy
+            late = cut and g.late.get((c, r), False)
+            edge = c in (0, g.out_col)
+            fill = "#fff" if edge else UNKNOWN_FILL if late else FILL
+            dash = " stroke-dasharray='7 4'" if late else ""
+            out.append(f"<rect x='{x:g}' y='{y:g}' width='{w:g}' height='{h}' rx='8' "
+                       f"fill='{fill}' stroke='{ACCENT if late else INK}' "
+                       f"stroke-width='2'{dash}/>")
+            out.append(_text(x + w / 2, y + lay.big + 6, _fit(title, w - 12, lay.big),
+                             lay.big, anchor="middle", bold=True,
+                             fill=ACCENT if edge else INK))
+            out.append(_text(x + w / 2, y + lay.big + lay.small + 13,
+                             _fit(lines[0], w - 12, lay.small), lay.small, anchor="middle",
+                             fill="#222"))
+    return out
+
+
+def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
                unknowns: list[bool] | None = None) -> Picture:
     """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
     column after the last equation it reads from, the outputs on the right. Each box names
@@ -229,141 +500,32 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 196, gap: int = 54,
     orange arrow). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
     primitives on each side, the number of residuals); a disagreement raises, as for a nested
     jit, cond or scan, which pe splits inside."""
-    from jax._src import core
-
     inner = _jaxpr_of(jaxpr)
-    names = list(getattr(inner.debug_info, "arg_names", None) or [])
-    printed = printer_names(inner)
-    name = lambda v: printed[v]
-    lit = lambda x: x.pretty_print(None, print_dtype=False)
-    typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
-    col: dict = {}                 # Var -> column of the box that defines it
-    place: dict = {}               # Var -> (column, row)
-    columns: list[list[tuple[str, list[str], list]]] = [[]]
     if unknowns is not None and len(unknowns) != len(inner.invars):
         raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
                          f"{len(inner.invars)} input(s)")
-    bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
-    unk: dict = {}                 # Var -> unknown until later?
-    boxes_unk: dict = {}           # (column, row) -> unknown?
-    for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
-        const = i < len(inner.constvars)
-        arg = "const" if const else (names[i - len(inner.constvars)] if
-                                      i - len(inner.constvars) < len(names) else "arg")
-        col[v] = 0
-        place[v] = (0, len(columns[0]))
-        unk[v] = boxes_unk[place[v]] = bits[i]
-        columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
-    edges = []
-    known_eqns, unknown_eqns, residuals = [], [], []
-    for eqn in inner.eqns:
-        ins = [x for x in eqn.invars if not isinstance(x, core.Literal)]
-        c = 1 + max((col[x] for x in ins), default=0)
-        while len(columns) <= c:
-            columns.append([])
-        title = eqn.primitive.name
-        if any(isinstance(x, core.Literal) for x in eqn.invars):   # add(·, 2.0)
-            title += "(" + ", ".join(lit(x) if isinstance(x, core.Literal) else "·"
-                                     for x in eqn.invars) + ")"
-        outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
-        lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
-        row = len(columns[c])
-        columns[c].append((title, lines, ins))
-        u = any(unk[x] for x in ins)
-        boxes_unk[(c, row)] = u
-        (unknown_eqns if u else known_eqns).append(eqn.primitive.name)
-        for x in ins:
-            crossing = u and not unk[x]
-            if crossing and x not in residuals:
-                residuals.append(x)
-            edges.append((place[x], (c, row), name(x), crossing))
-        for o in eqn.outvars:
-            unk[o] = u
-        for o in outs:
-            col[o], place[o] = c, (c, row)
-    out_col = len(columns)
-    columns.append([])
-    for o in inner.outvars:
-        if isinstance(o, core.Literal):
-            columns[out_col].append(("out", [lit(o)], []))
-            continue
-        columns[out_col].append(("out", [name(o)], [o]))
-        boxes_unk[(out_col, len(columns[out_col]) - 1)] = unk[o]
-        edges.append((place[o], (out_col, len(columns[out_col]) - 1), name(o), False))
-    if unknowns is not None:
-        _split(inner, unknowns, known_eqns, unknown_eqns, residuals)
-    top = 34 if unknowns is not None else 0      # a legend line
-
-    rows = max(len(c) for c in columns)
-    if down:      # levels top to bottom, each level's boxes centred: larger type fits
-        box_w, box_h, across, along, big, small = 270, 56, 30, 28, 20, 18
-        span = rows * box_w + (rows - 1) * across
-        pad = 60                   # room on the left for arrows that skip a level
-        width = max(pad + span + 4, 660 if unknowns is not None else 0)
-        height = top + len(columns) * (box_h + along) - along + 8
-
-        def xy(c, r):
-            n = len(columns[c])
-            left = (span - (n * box_w + (n - 1) * across)) / 2
-            return pad + left + r * (box_w + across), top + 4 + c * (box_h + along)
-    else:
-        box_h, vgap, big, small = 56, 26, 15, 14
-        width = len(columns) * box_w + (len(columns) - 1) * gap + 4
-        height = top + rows * box_h + (rows - 1) * vgap + 8
-        xy = lambda c, r: (2 + c * (box_w + gap), top + 4 + r * (box_h + vgap))
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
-           f"width='{width}' style='max-width:100%;height:auto' role='img'>",
-           "<defs><marker id='graphhead' viewBox='0 0 10 10' refX='9' refY='5' "
-           "markerUnits='userSpaceOnUse' markerWidth='11' markerHeight='11' orient='auto'>"
-           f"<path d='M0,0 L10,5 L0,10 z' fill='{INK}'/></marker></defs>"]
-    if unknowns is not None:
-        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='16' fill='{INK}'>"
-                   f"blue: known now · <tspan fill='{ACCENT}'>orange: unknown until later"
-                   "</tspan> · thick: residuals</text>")
-    for (c0, r0), (c1, r1), _, crossing in edges:
-        (x0, y0), (x1, y1) = xy(c0, r0), xy(c1, r1)
-        if down and c1 - c0 > 1:   # skips a level: round the left side, not through boxes
-            y0, y1, x1 = y0 + box_h / 2, y1 + box_h / 2, x1 - 2
-            bend = min(x0, x1) - 55
-            curve = f"C{bend},{y0} {bend},{y1} {x1},{y1}"
-        elif down:
-            x0, y0, x1, y1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2, y1 - 2
-            mid = (y0 + y1) / 2
-            curve = f"C{x0},{mid} {x1},{mid} {x1},{y1}"
-        else:
-            x0, y0, x1, y1 = x0 + box_w, y0 + box_h / 2, x1 - 2, y1 + box_h / 2
-            mid = (x0 + x1) / 2
-            curve = f"C{mid},{y0} {mid},{y1} {x1},{y1}"
-        out.append(f"<path d='M{x0},{y0} {curve}' fill='none' "
-                   f"stroke='{ACCENT if crossing else INK}' "
-                   f"stroke-width='{4 if crossing else 1.6}' marker-end='url(#graphhead)'/>")
-    for c, column in enumerate(columns):
-        for r, (title, lines, _) in enumerate(column):
-            x, y = xy(c, r)
-            late = unknowns is not None and boxes_unk[(c, r)]
-            fill = "#fff" if c in (0, out_col) else UNKNOWN_FILL if late else FILL
-            dash = " stroke-dasharray='7 4'" if late else ""
-            out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
-                       f"fill='{fill}' stroke='{ACCENT if late else INK}' "
-                       f"stroke-width='2'{dash}/>")
-            out.append(f"<text x='{x + box_w / 2}' y='{y + big + 6}' text-anchor='middle' "
-                       f"font-family=\"{MONO}\" font-size='{big}' font-weight='bold' "
-                       f"fill='{ACCENT if c in (0, out_col) else INK}'>"
-                       f"{html.escape(_fit(title, box_w - 12, big))}</text>")
-            for j, line in enumerate(lines[:1]):
-                out.append(f"<text x='{x + box_w / 2}' y='{y + 2 * big + 8 + j * (small + 3)}' "
-                           f"text-anchor='middle' font-family=\"{MONO}\" "
-                           f"font-size='{small}' fill='#222'>"
-                           f"{html.escape(_fit(line, box_w - 12, small))}</text>")
+    g = _graph(inner, unknowns)
+    cut = unknowns is not None
+    if cut:
+        _split(inner, unknowns, g.known, g.unknown, g.residuals)
+    top = 34 if cut else 0         # a legend line
+    lay = (_layout_down(g, top, 680 if cut else 0) if down
+           else _layout_right(g, box_w, gap, top))
+    out = [_svg(lay.width, lay.height, _marker("graphhead"))]
+    if cut:
+        out.append(f"<text x='2' y='24' font-family=\"{SANS}\" font-size='{MIN_PX}' "
+                   f"fill='{INK}'>blue: known now · <tspan fill='{ACCENT}'>orange: unknown "
+                   "until later</tspan> · thick: residuals</text>")
+    out += _draw_graph(g, lay, down, cut)
     out.append("</svg>")
-    boxes = [t for column in columns[1:out_col] for t, _, _ in column]
-    facts = {"columns": [[t for t, _, _ in column] for column in columns],
-             "edges": [e[2] for e in edges]}
-    if unknowns is not None:
-        facts.update(known=known_eqns, unknown=unknown_eqns,
-                     residuals=[name(v) for v in residuals])
-    caption = (f"dataflow: {len(columns[0])} input(s) → {len(boxes)} equation(s) in "
-               f"{out_col - 1} column(s) → {len(columns[out_col])} output(s)")
+    facts = {"columns": [[t for t, _, _ in column] for column in g.columns],
+             "edges": [e[2] for e in g.edges]}
+    if cut:
+        facts.update(known=g.known, unknown=g.unknown,
+                     residuals=[g.names[v] for v in g.residuals])
+    n_eqns = sum(len(c) for c in g.columns[1:g.out_col])
+    caption = (f"dataflow: {len(g.columns[0])} input(s) → {n_eqns} equation(s) in "
+               f"{g.out_col - 1} column(s) → {len(g.columns[g.out_col])} output(s)")
     return Picture("\n".join(out), caption, facts)
 
 
@@ -434,8 +596,7 @@ def show_collectives(compiled, mesh) -> Picture:
     panel_w = max(cols * cell_w + 2 * pad, 470)
     panel_h = 34 + rows * cell_h + 2 * pad
     width = max(1, len(found)) * panel_w + (max(1, len(found)) - 1) * gap + 4
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {panel_h + 4}' "
-           f"width='{width}' style='max-width:100%;height:auto' role='img'>"]
+    out = [_svg(width, panel_h + (30 if found and left else 4))]
     where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
     for n, (kind, groups) in enumerate(found):
         x0 = 2 + n * (panel_w + gap)
@@ -473,7 +634,7 @@ def show_collectives(compiled, mesh) -> Picture:
         out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
                    f"fill='{INK}'>{html.escape(say)}</text>")
     elif left:
-        out.append(f"<text x='2' y='{panel_h + 2}' font-family=\"{SANS}\" font-size='14' "
+        out.append(f"<text x='2' y='{panel_h + 20}' font-family=\"{SANS}\" font-size='20' "
                    f"fill='{INK}'>not drawn: {html.escape(', '.join(left))}</text>")
     out.append("</svg>")
     facts = {"collectives": [{"kind": k, "groups": g} for k, g in found], "not_drawn": left}
@@ -535,22 +696,21 @@ def show_tree(tree, is_leaf=None) -> Picture:
         return used, nodes[me][0]
 
     walk(treedef, tree, 0, 0)
-    box_w, box_h, slot, level = 150, 56, 172, 100
+    box_w, box_h, slot, level = 160, 60, 180, 104
     slots = max(n[0] for n in nodes) + 1
     depth = max(n[1] for n in nodes) + 1
     width, height = slots * slot + 4, depth * level - (level - box_h) + 8
     xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
-    out = [f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
-           f"width='{width}' style='max-width:100%;height:auto' role='img'>"]
+    out = [_svg(width, height)]
     for i, j, key in edges:
         (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
         x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
         out.append(f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y1}' stroke='{INK}' "
                    "stroke-width='1.6'/>")
         out.append(f"<text x='{(x0 + x1) / 2 + 6}' y='{(y0 + y1) / 2 + 5}' "
-                   f"font-family=\"{MONO}\" font-size='16' fill='{ACCENT}' "
+                   f"font-family=\"{MONO}\" font-size='18' fill='{ACCENT}' "
                    f"stroke='#fff' stroke-width='4' paint-order='stroke'>"
-                   f"{html.escape(_fit(key, slot, 16))}</text>")
+                   f"{html.escape(_fit(key, slot, 18))}</text>")
     for n in nodes:
         x, y = xy(n)
         _, _, title, detail, kind = n
@@ -558,13 +718,14 @@ def show_tree(tree, is_leaf=None) -> Picture:
         dash = " stroke-dasharray='6 4'" if kind == "none" else ""
         out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
                    f"fill='{fill}' stroke='{INK}' stroke-width='2'{dash}/>")
-        out.append(f"<text x='{x + box_w / 2}' y='{y + (23 if detail else 34)}' "
-                   f"text-anchor='middle' font-family=\"{MONO}\" font-size='17' font-weight='bold' "
-                   f"fill='{INK}'>{html.escape(_fit(title, box_w - 10, 17))}</text>")
+        out.append(f"<text x='{x + box_w / 2}' y='{y + (26 if detail else 37)}' "
+                   f"text-anchor='middle' font-family=\"{MONO}\" font-size='19' "
+                   "font-weight='bold' "
+                   f"fill='{INK}'>{html.escape(_fit(title, box_w - 10, 19))}</text>")
         if detail:
-            out.append(f"<text x='{x + box_w / 2}' y='{y + 45}' text-anchor='middle' "
-                       f"font-family=\"{MONO}\" font-size='15' fill='#222'>"
-                       f"{html.escape(_fit(detail, box_w - 10))}</text>")
+            out.append(f"<text x='{x + box_w / 2}' y='{y + 50}' text-anchor='middle' "
+                       f"font-family=\"{MONO}\" font-size='18' fill='#222'>"
+                       f"{html.escape(_fit(detail, box_w - 10, 18))}</text>")
     out.append("</svg>")
     edges.sort(key=lambda e: e[1])                        # in the treedef's order
     facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
@@ -572,4 +733,224 @@ def show_tree(tree, is_leaf=None) -> Picture:
     caption = (f"pytree: {len(nodes)} nodes, {treedef.num_leaves} leaves: "
                + ", ".join(tu.keystr(p) for p, _ in tu.tree_flatten_with_path(
                    tree, is_leaf=is_leaf)[0]))
+    return Picture("\n".join(out), caption, facts)
+
+
+HIT, MISS = "#2e7d32", "#c62828"
+OUTCOME = {"hit": ("hit", HIT, "#e3f2e4"), "miss": ("miss", MISS, "#fbe3e3"),
+           "·": ("·", "#888", "#fff")}
+
+
+def _wrap(name: str, width: float, px: float) -> list[str]:
+    """`name` broken at spaces and before underscores into lines that fit `width`."""
+    parts = re.findall(r"_?[^_ ]+ ?", name)
+    lines = [""]
+    for p in parts:
+        if lines[-1] and _chars((lines[-1] + p).rstrip(), px) > width:
+            lines.append("")
+        lines[-1] += p
+    return [s.rstrip() for s in lines]
+
+
+def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
+    """The six in-process caches under a jit call (jitcache.CHAIN, in the order a call meets
+    them) as a chain of boxes, and for each call of `rows` ({call label: jitcache.probe(...)})
+    a lane under the chain: green where a cache hit, red where it missed, grey where the call
+    never reached it, the lane's line running as far as the call went. A repeat call stops at
+    the first box; a new shape runs all the way down."""
+    from .jitcache import CHAIN
+
+    caches = [label for label, *_ in CHAIN]
+    for call, verdict in rows.items():
+        if sorted(verdict) != sorted(caches) or set(verdict.values()) - set(OUTCOME):
+            raise ValueError(f"{call!r} is not a jitcache.probe result: {verdict}")
+    px, label_w, cell, gap = MIN_PX + 1, 0, 0, 14
+    label_w = max([_chars(c, px) for c in rows] + [_chars("call", px)]) + 20
+    cell = (SLIDE_W - 4 - label_w - 5 * gap) / 6
+    heads = [_wrap(c, cell - 14, px) for c in caches]
+    head_h = 22 + max(map(len, heads)) * (px + 5)
+    top, lane_h = 34, 46
+    height = top + head_h + 18 + len(rows) * lane_h + 6
+    xs = [2 + label_w + i * (cell + gap) for i in range(6)]
+    out = [_svg(SLIDE_W, height, _marker("chainhead", INK, 13))]
+    out.append(f"<text x='2' y='24' font-family=\"{SANS}\" font-size='{px}' fill='{INK}'>"
+               f"a jit call meets six caches, left to right · <tspan fill='{HIT}' "
+               f"font-weight='bold'>hit</tspan> · <tspan fill='{MISS}' font-weight='bold'>"
+               "miss</tspan> · <tspan fill='#777'>· not reached</tspan></text>")
+    for i, (x, lines) in enumerate(zip(xs, heads)):
+        out.append(f"<rect x='{x:g}' y='{top}' width='{cell:g}' height='{head_h}' rx='8' "
+                   f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
+        for j, s in enumerate(lines):
+            out.append(_text(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle",
+                             bold=j == 0 or True))
+        if i < 5:
+            y = top + head_h / 2
+            out.append(f"<line x1='{x + cell + 1:g}' y1='{y:g}' x2='{x + cell + gap - 1:g}' "
+                       f"y2='{y:g}' stroke='{INK}' stroke-width='2.5' "
+                       "marker-end='url(#chainhead)'/>")
+    facts = {"caches": caches, "calls": {}}
+    y = top + head_h + 18
+    for call, verdict in rows.items():
+        got = [(c, verdict[c]) for c in caches]
+        facts["calls"][call] = got
+        mid = y + lane_h / 2 - 3
+        out.append(_text(2, mid + 7, call, px))
+        reached = [i for i, (_, v) in enumerate(got) if v != "·"]
+        if reached:                # how far the call went down the chain
+            out.append(f"<line x1='{xs[0]:g}' y1='{mid:g}' x2='{xs[max(reached)] + cell / 2:g}'"
+                       f" y2='{mid:g}' stroke='{INK}' stroke-width='3'/>")
+        for x, (_, v) in zip(xs, got):
+            word, colour, fill = OUTCOME[v]
+            dash = " stroke-dasharray='5 4'" if v == "·" else ""
+            out.append(f"<rect x='{x + 14:g}' y='{mid - 17:g}' width='{cell - 28:g}' "
+                       f"height='34' rx='17' fill='{fill}' stroke='{colour}' "
+                       f"stroke-width='{1.5 if v == '·' else 3}'{dash}/>")
+            out.append(_text(x + cell / 2, mid + 7, word, px, anchor="middle", fill=colour,
+                             bold=v != "·"))
+        y += lane_h
+    out.append("</svg>")
+    caption = "; ".join(f"{call}: " + " ".join(OUTCOME[v][0] for _, v in got)
+                        for call, got in facts["calls"].items())
+    return Picture("\n".join(out), caption, facts)
+
+
+def show_ad_flow(f, *args) -> Picture:
+    """One function's derivative both ways, as dataflow. Above, the linear function
+    jax.linearize(f, *args) returns (its jaxpr: the tangent program), read left to right:
+    tangents in, tangents out. Below, that program transposed by jax.linear_transpose, read
+    right to left: cotangents in at the right, cotangents out at the left. The residuals the
+    forward pass saved (a, b, …: the consts of both programs) are written, by name, in the
+    boxes that use them. Facts: each program's primitives in order, its residuals' types,
+    and the primal output."""
+    import jax
+
+    y, f_jvp = jax.linearize(f, *args)
+    tangents = [jax.numpy.zeros_like(a) for a in args]
+    lin = jax.make_jaxpr(f_jvp)(*tangents)
+    f_t = jax.linear_transpose(f_jvp, *args)
+    tr = jax.make_jaxpr(f_t)(y)
+    ups = [_graph(lin.jaxpr, inline_consts=True), _graph(tr.jaxpr, inline_consts=True)]
+    for g, arrow in zip(ups, ("ṫ", "c̄")):          # tangent and cotangent names on the ends
+        g.columns[0] = [(f"{arrow} {t}", lines, ins) for t, lines, ins in g.columns[0]]
+        g.columns[-1] = [(f"{arrow} out", lines, ins) for _, lines, ins in g.columns[-1]]
+    lays = [_layout_right(g, 110, 44, 0) for g in ups]
+    width = max(lay.width for lay in lays)
+    for lay in lays:
+        lay.width = width
+    title_h = 40
+    h0 = lays[0].height
+    height = 2 * title_h + h0 + lays[1].height + 10
+    name = getattr(f, "__name__", "f")
+    out = [_svg(width, height, _marker("tangenthead", INK), _marker("cotanhead", ACCENT))]
+    out.append(_text(2, 27, f"forward: jax.linearize({name}) → tangents, left to right",
+                     MIN_PX + 2, font=SANS))
+    out += _draw_graph(ups[0], lays[0], False, False, head="tangenthead", dy=title_h)
+    out.append(_text(width - 2, title_h + h0 + 34,
+                     "backward: jax.linear_transpose → cotangents, right to left",
+                     MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
+    out += _draw_graph(ups[1], lays[1], False, False, mirror=True, colour=ACCENT,
+                       head="cotanhead", dy=2 * title_h + h0)
+    out.append("</svg>")
+    prims = lambda j: [e.primitive.name for e in j.eqns]
+    typ = lambda v: v.aval.str_short(short_dtypes=True)
+    facts = {"forward": prims(lin), "backward": prims(tr),
+             "residuals": [typ(v) for v in lin.jaxpr.constvars],
+             "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
+    caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
+               f"through {', '.join(facts['backward'])}")
+    return Picture("\n".join(out), caption, facts)
+
+
+def _batch_dims(f, args, in_axes):
+    """Run make_jaxpr(f)'s equations one by one under jax.vmap(…, in_axes) and read where each
+    value's batch dimension sits (a BatchTracer's batch_dim; None: not batched)."""
+    import jax
+    from jax._src import core
+
+    one = [a if ax is None else jax.numpy.take(a, 0, axis=ax) for a, ax in zip(args, in_axes)]
+    closed = jax.make_jaxpr(f)(*one)
+    seen = []
+
+    def run(*vals):
+        env = dict(zip(closed.jaxpr.constvars, closed.consts))
+        env.update(zip(closed.jaxpr.invars, vals))
+        read = lambda v: v.val if isinstance(v, core.Literal) else env[v]
+        bdim = lambda x: getattr(x, "batch_dim", None)
+        seen.append(("in", [], [bdim(v) for v in vals],
+                     [v.aval for v in closed.jaxpr.invars]))
+        for eqn in closed.eqns:
+            ins = [read(v) for v in eqn.invars]
+            outs = eqn.primitive.bind(*ins, **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            seen.append((eqn.primitive.name, [bdim(x) for x in ins], [bdim(o) for o in outs],
+                         [v.aval for v in eqn.outvars]))
+            env.update(zip(eqn.outvars, outs))
+        return [read(v) for v in closed.jaxpr.outvars]
+
+    jax.vmap(run, in_axes=tuple(in_axes))(*args)
+    return closed, seen
+
+
+def show_batching(f, *args, in_axes=0) -> Picture:
+    """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
+    one example), each value drawn as a row of its axes with the batch axis B, orange, where
+    the equation's batching rule left it (read from the BatchTracers while jax.vmap(f) runs).
+    A rule moves B when that is cheaper than moving it back; vmap moves it to out_axes=0 only
+    at the end, which is the batched jaxpr's trailing transpose. Facts: per equation, the
+    batch dim of its inputs and outputs; the batched jaxpr's primitives."""
+    import jax
+
+    axes = list(in_axes) if isinstance(in_axes, (list, tuple)) else [in_axes] * len(args)
+    closed, seen = _batch_dims(f, args, axes)
+    size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+    batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
+    moves = [e.primitive.name for e in batched.eqns]
+    px, cell, row_h, name_w = MIN_PX + 2, 58, 64, 0
+    name_w = max(_chars(s[0], px) for s in seen) + 30
+    rows = []                      # (label, [(dims, bdim)])
+    for prim, _, outs, avals in seen:
+        vals = []
+        for b, aval in zip(outs, avals):
+            dims = [str(d) for d in getattr(aval, "shape", ())]
+            if b is not None:
+                dims.insert(b, f"B={size}")
+            vals.append((dims, b))
+        rows.append((prim, vals))
+    out_dims = [[f"B={size}" if k == 0 else str(d) for k, d in enumerate(aval.shape)]
+                for aval in batched.out_avals]           # vmap's out_axes=0
+    rows.append(("out", [(d, 0) for d in out_dims]))
+    widest = max(sum(len(d) for d, _ in v) + len(v) for _, v in rows)
+    width = max(name_w + widest * cell + 40, 760)
+    top = 40
+    height = top + len(rows) * row_h + 46
+    out = [_svg(width, height)]
+    out.append(f"<text x='2' y='26' font-family=\"{SANS}\" font-size='{px}' fill='{INK}'>"
+               f"each value's axes after each equation · <tspan fill='{ACCENT}' "
+               f"font-weight='bold'>B</tspan>: the batch axis vmap carries</text>")
+    for r, (prim, vals) in enumerate(rows):
+        y = top + r * row_h + 8
+        io = r in (0, len(rows) - 1)
+        out.append(_text(2, y + 34, prim, px, bold=True, fill=ACCENT if io else INK))
+        x = name_w
+        for dims, b in vals:
+            for k, d in enumerate(dims):
+                batch = k == b
+                out.append(f"<rect x='{x:g}' y='{y:g}' width='{cell - 4}' height='48' rx='6' "
+                           f"fill='{UNKNOWN_FILL if batch else FILL}' "
+                           f"stroke='{ACCENT if batch else INK}' "
+                           f"stroke-width='{3 if batch else 1.5}'/>")
+                out.append(_text(x + (cell - 4) / 2, y + 32, _fit(d, cell - 8, MIN_PX),
+                                 MIN_PX if len(d) > 3 else px, anchor="middle",
+                                 fill=ACCENT if batch else INK, bold=batch))
+                x += cell
+            if not dims:
+                out.append(_text(x, y + 32, "scalar", MIN_PX, fill="#222"))
+                x += cell * 1.5
+            x += cell / 2
+    out.append(_text(2, height - 14, "batched jaxpr: " + " → ".join(moves), MIN_PX,
+                     fill="#222"))
+    out.append("</svg>")
+    facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
+             "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
+    caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)
     return Picture("\n".join(out), caption, facts)
