@@ -282,15 +282,17 @@ class _Graph:
         return len(self.columns) - 1
 
 
-def _graph(inner, unknowns=None, inline_consts: bool = False) -> _Graph:
+def _graph(inner, unknowns=None, inline_consts: bool = False,
+           rename: dict | None = None) -> _Graph:
     """Lay `inner`'s equations out in columns: inputs first, each equation in the column after
     the last one it reads from, the outputs last. `unknowns` marks partial evaluation's
     unknown inputs (the consts are known); `inline_consts` writes the consts into the boxes
-    that read them, by name, as literals are, instead of drawing them as inputs."""
+    that read them, by name, as literals are, instead of drawing them as inputs; `rename`
+    overrides the printer's name of some Vars."""
     from jax._src import core
 
     names = list(getattr(inner.debug_info, "arg_names", None) or [])
-    printed = printer_names(inner)
+    printed = {**printer_names(inner), **(rename or {})}
     name = printed.__getitem__
     lit = lambda x: x.pretty_print(None, print_dtype=False)
     typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
@@ -782,7 +784,7 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
                    f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
         for j, s in enumerate(lines):
             out.append(_text(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle",
-                             bold=j == 0 or True))
+                             bold=True))
         if i < 5:
             y = top + head_h / 2
             out.append(f"<line x1='{x + cell + 1:g}' y1='{y:g}' x2='{x + cell + gap - 1:g}' "
@@ -796,8 +798,8 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
         mid = y + lane_h / 2 - 3
         out.append(_text(2, mid + 7, call, px))
         reached = [i for i, (_, v) in enumerate(got) if v != "·"]
-        if reached:                # how far the call went down the chain
-            out.append(f"<line x1='{xs[0]:g}' y1='{mid:g}' x2='{xs[max(reached)] + cell / 2:g}'"
+        for i in range(max(reached, default=0)):     # how far the call went down the chain
+            out.append(f"<line x1='{xs[i] + cell - 14:g}' y1='{mid:g}' x2='{xs[i + 1] + 14:g}'"
                        f" y2='{mid:g}' stroke='{INK}' stroke-width='3'/>")
         for x, (_, v) in zip(xs, got):
             word, colour, fill = OUTCOME[v]
@@ -829,17 +831,30 @@ def show_ad_flow(f, *args) -> Picture:
     lin = jax.make_jaxpr(f_jvp)(*tangents)
     f_t = jax.linear_transpose(f_jvp, *args)
     tr = jax.make_jaxpr(f_t)(y)
-    ups = [_graph(lin.jaxpr, inline_consts=True), _graph(tr.jaxpr, inline_consts=True)]
-    for g, arrow in zip(ups, ("ṫ", "c̄")):          # tangent and cotangent names on the ends
-        g.columns[0] = [(f"{arrow} {t}", lines, ins) for t, lines, ins in g.columns[0]]
-        g.columns[-1] = [(f"{arrow} out", lines, ins) for _, lines, ins in g.columns[-1]]
-    lays = [_layout_right(g, 110, 44, 0) for g in ups]
+    fwd_names = printer_names(lin.jaxpr)     # a residual keeps its forward name below
+    same = {tv: fwd_names[lv] for tv, tc in zip(tr.jaxpr.constvars, tr.consts)
+            for lv, lc in zip(lin.jaxpr.constvars, lin.consts) if tc is lc}
+    ups = [_graph(lin.jaxpr, inline_consts=True),
+           _graph(tr.jaxpr, inline_consts=True, rename=same)]
+    try:
+        params = list(inspect.signature(f).parameters)[:len(args)]
+    except (TypeError, ValueError):
+        params = []
+    params += [f"args[{i}]" for i in range(len(params), len(args))]
+    fwd, bwd = ups                 # the ends named after f's parameters, ṫ and c̄ marked
+    fwd.columns[0] = [(f"ṫ {t}", [f"{p}{lines[0][lines[0].index(':'):]}"], ins)
+                      for p, (t, lines, ins) in zip(params, fwd.columns[0])]
+    fwd.columns[-1] = [("ṫ out", lines, ins) for _, lines, ins in fwd.columns[-1]]
+    bwd.columns[0] = [(f"c̄ {t}", lines, ins) for t, lines, ins in bwd.columns[0]]
+    bwd.columns[-1] = [(f"c̄ {p}", lines, ins) for p, (_, lines, ins)
+                       in zip(params, bwd.columns[-1])]
+    lays = [_layout_right(g, 100, 36, 0) for g in ups]
     width = max(lay.width for lay in lays)
     for lay in lays:
         lay.width = width
     title_h = 40
     h0 = lays[0].height
-    height = 2 * title_h + h0 + lays[1].height + 10
+    height = 2 * title_h + h0 + lays[1].height + 44
     name = getattr(f, "__name__", "f")
     out = [_svg(width, height, _marker("tangenthead", INK), _marker("cotanhead", ACCENT))]
     out.append(_text(2, 27, f"forward: jax.linearize({name}) → tangents, left to right",
@@ -850,11 +865,16 @@ def show_ad_flow(f, *args) -> Picture:
                      MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
     out += _draw_graph(ups[1], lays[1], False, False, mirror=True, colour=ACCENT,
                        head="cotanhead", dy=2 * title_h + h0)
+    saved = [fwd.names[v] for v in lin.jaxpr.constvars]
+    if saved:
+        out.append(_text(2, height - 12, f"{', '.join(saved)}: residuals, computed by the "
+                         "forward pass and read by both programs", MIN_PX, font=SANS,
+                         fill="#222"))
     out.append("</svg>")
     prims = lambda j: [e.primitive.name for e in j.eqns]
     typ = lambda v: v.aval.str_short(short_dtypes=True)
     facts = {"forward": prims(lin), "backward": prims(tr),
-             "residuals": [typ(v) for v in lin.jaxpr.constvars],
+             "residuals": {fwd_names[v]: typ(v) for v in lin.jaxpr.constvars},
              "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
     caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
                f"through {', '.join(facts['backward'])}")

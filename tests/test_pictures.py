@@ -1,0 +1,237 @@
+"""The pictures: each one's facts against the live JAX objects it was drawn from, its text
+big enough for a projector, and no edge drawn underneath a box."""
+from __future__ import annotations
+
+import collections
+import re
+from xml.etree import ElementTree
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from workshop import (
+    Picture,
+    show_ad_flow,
+    show_batching,
+    show_cache_chain,
+    show_collectives,
+    show_graph,
+    show_stations,
+    show_tree,
+)
+from workshop.jitcache import CHAIN, probe
+from workshop.pictures import MIN_PX, SLIDE_W
+
+NS = "{http://www.w3.org/2000/svg}"
+CACHES = [label for label, *_ in CHAIN]
+
+
+def prims(jaxpr) -> list[str]:
+    return [e.primitive.name for e in jaxpr.eqns]
+
+
+def cache_rows() -> dict:
+    """What deck 03 probes: a first call, a repeat, and the changes that miss."""
+    p = jax.jit(lambda x, n: lax.integer_pow(lax.sin(x), n), static_argnums=1)
+    x = jnp.ones(3)
+    return {"first call": probe(p, x, 2), "repeat call": probe(p, x, 2),
+            "new shape": probe(p, jnp.ones(4), 2), "new static n": probe(p, x, 3),
+            "jnp.float32(2)": probe(p, jnp.float32(2.0), 2)}
+
+
+def deck_pictures() -> dict[str, Picture]:
+    """Each picture as a deck draws it (or close): what must read well on a projector."""
+    def f(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    def g(x, y):
+        return jnp.sin(x) * y + 2.0
+
+    from workshop.labs import j4
+    mesh, _ = j4.make_meshes()
+    text, fn, args = j4._cases()[0]
+    c = jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0)
+    table = jnp.arange(3.0)
+    wide = jax.make_jaxpr(lambda x, y: (jnp.cos(x) * 3.0 * table + y, x.sum()))(jnp.ones(3), 2.0)
+    return {
+        "stations": show_stations(f, jnp.ones((8, 4)), jnp.ones((4, 2))),
+        "graph down": show_graph(jax.make_jaxpr(g)(jnp.arange(3.0), 4.0), down=True),
+        "graph right": show_graph(wide),
+        "cut": show_graph(c, down=True, unknowns=[False, True]),
+        "tree": show_tree([1.0, None, (2.0, {"b": 3.0, "a": 4.0})]),
+        "collectives": show_collectives(jax.jit(fn).lower(*args).compile(), mesh),
+        "cache chain": show_cache_chain(cache_rows()),
+        "ad flow": show_ad_flow(lambda x: jnp.sin(x) * x, 2.0),
+        "batching": show_batching(lambda x: x.sum(0), jnp.ones((3, 5, 4)), in_axes=2),
+    }
+
+
+@pytest.fixture(scope="module")
+def pictures():
+    return deck_pictures()
+
+
+def test_every_picture_reads_from_the_back_of_the_room(pictures):
+    for name, pic in pictures.items():
+        root = ElementTree.fromstring(pic.svg)          # well-formed
+        sizes = [float(t.get("font-size")) for t in root.iter() if t.get("font-size")]
+        width = float(root.get("viewBox").split()[2])
+        shown = min(sizes) * min(1.0, SLIDE_W / width)
+        assert shown >= MIN_PX and pic.text_px() == pytest.approx(shown), (name, shown)
+        w, h = pic.size()
+        assert w <= SLIDE_W and h <= 520, (name, w, h)     # room for its cell on the slide
+    # the opening picture: clearly bigger than the 182 px tall, 13 px text it was
+    stations = pictures["stations"]
+    assert stations.text_px() >= 20 and stations.size()[1] >= 250, stations.size()
+
+
+def test_text_px_is_measured_after_the_picture_is_scaled_to_the_slide():
+    wide = Picture("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 2368 100' "
+                   "width='2368'><text font-size='20'>x</text></svg>", "wide")
+    assert wide.text_px() == 10 and wide.size() == (SLIDE_W, 50)
+
+
+def _points(d: str, steps: int = 24) -> list[tuple[float, float]]:
+    """Points along an SVG path made of M, L, Q and C commands."""
+    out, here = [], None
+    for cmd, nums in re.findall(r"([MLQC])([^MLQC]*)", d):
+        pts = [tuple(map(float, p.split(","))) for p in nums.split()]
+        if cmd == "M":
+            here = pts[0]
+            continue
+        ctrl = [here, *pts]
+        for i in range(steps + 1):
+            t = i / steps
+            if cmd == "L":
+                (x0, y0), (x1, y1) = ctrl
+                out.append((x0 + (x1 - x0) * t, y0 + (y1 - y0) * t))
+            else:                      # Bézier by de Casteljau
+                p = ctrl
+                while len(p) > 1:
+                    p = [(a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)
+                         for a, b in zip(p, p[1:])]
+                out.append(p[0])
+        here = pts[-1]
+    return out
+
+
+def edges_under_boxes(svg: str) -> list:
+    """(edge, box) pairs where an edge (a path or a line) passes inside a box (a rect), more
+    than 3 px in from its border: an edge touching its own boxes' borders is fine."""
+    root = ElementTree.fromstring(svg)
+    boxes = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+             for r in root.iter(f"{NS}rect")]
+    edges = [_points(p.get("d")) for p in root.iter(f"{NS}path") if p.get("fill") == "none"]
+    edges += [_points(f"M{ln.get('x1')},{ln.get('y1')} L{ln.get('x2')},{ln.get('y2')}")
+              for ln in root.iter(f"{NS}line")]
+    return [(i, b) for i, pts in enumerate(edges) for b in boxes
+            if any(b[0] + 3 < x < b[0] + b[2] - 3 and b[1] + 3 < y < b[1] + b[3] - 3
+                   for x, y in pts)]
+
+
+def test_no_edge_runs_underneath_a_box(pictures):
+    skips = {
+        "right": jax.make_jaxpr(lambda x, y: jnp.sin(jnp.cos(jnp.exp(x))) * y + x)(1.0, 2.0),
+        "rows": jax.make_jaxpr(lambda x, y: (jnp.cos(x) * 3.0 + y, x.sum(), jnp.sin(y) * x))(
+            jnp.ones(3), 2.0),
+        "down": jax.make_jaxpr(lambda x, y: jnp.sin(jnp.cos(x) * jnp.exp(y)) + x)(1.0, 2.0),
+    }
+    drawn = dict(pictures)
+    for name, j in skips.items():
+        drawn[f"skip {name}"] = show_graph(j, down=name == "down")
+        drawn[f"skip {name} other way"] = show_graph(j, down=name != "down")
+    drawn["ad loss"] = show_ad_flow(lambda w, x: jnp.tanh(w * x) ** 2, 0.5, jnp.arange(4.0))
+    for name, pic in drawn.items():
+        assert edges_under_boxes(pic.svg) == [], name
+    # the check sees one: a straight curve from the first column to the last, as the
+    # left-to-right layout drew edges that skip columns before
+    svg = drawn["skip right"].svg
+    root = ElementTree.fromstring(svg)
+    rects = [r for r in root.iter(f"{NS}rect")]
+    a, z = rects[0], rects[-1]
+    y = float(a.get("y")) + float(a.get("height")) / 2
+    x0, x1 = float(a.get("x")) + float(a.get("width")), float(z.get("x"))
+    m = (x0 + x1) / 2
+    old = svg.replace("</svg>", f"<path d='M{x0},{y} C{m},{y} {m},{y} {x1},{y}' "
+                      "fill='none'/></svg>")
+    assert edges_under_boxes(old)
+
+
+def test_cache_chain_draws_each_calls_probe():
+    rows = cache_rows()
+    pic = show_cache_chain(rows)
+    assert pic.facts["caches"] == CACHES and len(CACHES) == 6
+    assert list(pic.facts["calls"]) == list(rows)
+    for call, got in pic.facts["calls"].items():
+        assert got == [(c, rows[call][c]) for c in CACHES], call
+    # a second call stops at the first cache; a new shape goes all the way down
+    assert pic.facts["calls"]["repeat call"] == [(CACHES[0], "hit")] + [(c, "·")
+                                                                         for c in CACHES[1:]]
+    assert {v for _, v in pic.facts["calls"]["new shape"]} == {"miss"}
+    assert "repeat call: hit · · · · ·" in repr(pic)
+    with pytest.raises(ValueError, match="not a jitcache.probe result"):
+        show_cache_chain({"bad": {"C++ fast path": "hit"}})
+
+
+def test_ad_flow_draws_the_live_linear_and_transposed_programs():
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    args = (jnp.arange(3.0), 2.0)
+    pic = show_ad_flow(f, *args)
+    y, f_jvp = jax.linearize(f, *args)
+    lin = jax.make_jaxpr(f_jvp)(*args)
+    back = jax.make_jaxpr(jax.linear_transpose(f_jvp, *args))(y)
+    assert pic.facts["forward"] == prims(lin) and "add_any" in pic.facts["forward"]
+    assert pic.facts["backward"] == prims(back) and "reduce_sum" in pic.facts["backward"]
+    # the same backward program jax.vjp gives, up to order
+    vjp = jax.make_jaxpr(jax.vjp(f, *args)[1])(y)
+    assert collections.Counter(prims(vjp)) == collections.Counter(pic.facts["backward"])
+    assert list(pic.facts["residuals"].values()) == [
+        v.aval.str_short(short_dtypes=True) for v in lin.jaxpr.constvars]
+    assert pic.facts["primal_out"] == "f32[3]"
+    # a residual keeps its forward name in the backward boxes, though the transposed
+    # program lists its consts in another order
+    texts = [t.text for t in ElementTree.fromstring(pic.svg).iter(f"{NS}text")]
+    for name in pic.facts["residuals"]:
+        assert sum(name in re.findall(r"\w+", t) for t in texts
+                   if t and t.startswith("mul(")) == 2, (name, texts)
+    assert ElementTree.fromstring(pic.svg).find(f"{NS}defs") is not None
+    one = show_ad_flow(lambda x: jnp.sin(x) * x, 2.0)      # deck 04's f
+    assert one.facts["forward"] == ["mul", "mul", "mul", "add_any"]
+    assert "x: ~f32[]" in one.svg and "c̄ x" in one.svg      # its ends named after x
+
+
+def test_batching_reads_where_vmap_keeps_the_batch_axis():
+    seen = {}
+
+    def spy(x):                    # what deck 04 reads off the BatchTracers
+        y = x.sum(0)
+        seen.update(x=x.batch_dim, y=y.batch_dim)
+        return y
+
+    xs = jnp.ones((3, 5, 4))
+    pic = show_batching(lambda x: x.sum(0), xs, in_axes=2)
+    jax.vmap(spy, in_axes=2)(xs)
+    assert pic.facts["inputs"] == [seen["x"]] == [2]
+    assert pic.facts["equations"] == [("reduce_sum", [2], [seen["y"]])]
+    batched = jax.make_jaxpr(jax.vmap(lambda x: x.sum(0), in_axes=2))(xs)
+    assert pic.facts["batched"] == prims(batched) == ["reduce_sum", "transpose"]
+    assert pic.facts["out"] == [["B=4", "5"]] and pic.facts["size"] == 4
+
+    def k(x, w):
+        return jnp.tanh(x @ w).sum(0)
+
+    x, ws = jnp.ones((5, 3)), jnp.ones((3, 2, 4))
+    two = show_batching(k, x, ws, in_axes=(None, 2))
+    one = jax.make_jaxpr(k)(x, ws[:, :, 0])
+    assert [p for p, _, _ in two.facts["equations"]] == prims(one)
+    assert two.facts["inputs"] == [None, 2]
+    assert [o for _, _, o in two.facts["equations"]] == [[2], [2], [1]]
+    assert two.facts["batched"] == prims(jax.make_jaxpr(jax.vmap(k, in_axes=(None, 2)))(x, ws))
+    out = jax.vmap(k, in_axes=(None, 2))(x, ws)
+    assert [len(d) for d in two.facts["out"]] == [out.ndim] and out.shape[0] == 4
+    assert np.shape(out) == (4, 2)
