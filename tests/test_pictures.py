@@ -50,9 +50,15 @@ def deck_pictures() -> dict[str, Picture]:
     def g(x, y):
         return jnp.sin(x) * y + 2.0
 
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
     from workshop.labs import j4
     mesh, _ = j4.make_meshes()
-    text, fn, args = j4._cases()[0]
+    fn, args = {text: (fn, args) for text, fn, args in j4._cases()}["a psum_scatter in shard_map"]
+    m = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.arange(32.0), NamedSharding(m, P("y")))
+    two = jax.jit(lambda v: v.reshape(2, 16).sum(0)).lower(a).compile()   # two panels
     c = jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0)
     table = jnp.arange(3.0)
     wide = jax.make_jaxpr(lambda x, y: (jnp.cos(x) * 3.0 * table + y, x.sum()))(jnp.ones(3), 2.0)
@@ -63,6 +69,7 @@ def deck_pictures() -> dict[str, Picture]:
         "cut": show_graph(c, down=True, unknowns=[False, True]),
         "tree": show_tree([1.0, None, (2.0, {"b": 3.0, "a": 4.0})]),
         "collectives": show_collectives(jax.jit(fn).lower(*args).compile(), mesh),
+        "two collectives": show_collectives(two, m),
         "cache chain": show_cache_chain(cache_rows()),
         "ad flow": show_ad_flow(lambda x: jnp.sin(x) * x, 2.0),
         "batching": show_batching(lambda x: x.sum(0), jnp.ones((3, 5, 4)), in_axes=2),
@@ -84,6 +91,8 @@ def test_every_picture_reads_from_the_back_of_the_room(pictures):
         w, h = pic.size()
         assert w <= SLIDE_W and h <= 520, (name, w, h)     # room for its cell on the slide
     # the opening picture: clearly bigger than the 182 px tall, 13 px text it was
+    assert len(pictures["two collectives"].facts["collectives"]) == 2
+    assert pictures["collectives"].facts["collectives"][0]["kind"] == "reduce-scatter"
     stations = pictures["stations"]
     assert stations.text_px() >= 20 and stations.size()[1] >= 250, stations.size()
 
