@@ -40,16 +40,20 @@ class Verdict:
 
 
 class Task:
-    """One task of a lab. `checker(*answers)` returns a success message or raises Wrong."""
+    """One task of a lab. `checker(*answers)` returns a success message or raises Wrong.
+    takes: the name of the function the attendee writes, when the answer is one; anything
+    else passed is refused before the checker runs."""
 
     def __init__(self, lab: str, number: int, title: str, checker: Callable[..., str],
-                 hints: list[str]):
+                 hints: list[str], takes: str | None = None):
         self.lab, self.number, self.title = lab, number, title
-        self._checker, self._hints = checker, hints
+        self._checker, self._hints, self.takes = checker, hints, takes
         self._hint_i = 0
 
     def check(self, *answers) -> Verdict:
         try:
+            if self.takes and not (answers and callable(answers[0])):
+                raise Wrong(f"pass your function itself: q{self.number}.check({self.takes})")
             return Verdict(True, self._checker(*answers))
         except NotImplementedError:
             return Verdict(False, "not done yet: replace `raise NotImplementedError()` with "

@@ -64,8 +64,6 @@ _COUNT_CASES = [
 
 
 def _check_count(count_eqns) -> str:
-    if not callable(count_eqns):
-        raise Wrong("pass your function itself: q2.check(count_eqns)")
     for f, args, _ in _COUNT_CASES:
         want = len(jax.make_jaxpr(f)(*args).eqns)
         got = count_eqns(f, *args)
@@ -82,7 +80,7 @@ q2 = Task(LAB, 2, "Count the equations", _check_count, [
     "jax.make_jaxpr(f)(*args) gives a core.Jaxpr; its .eqns is the list of equations.",
     "Count only the top level: a nested jit is one equation, whatever its body holds; "
     "the printed text has lines that are not equations.",
-])
+], takes="count_eqns")
 
 
 # ----------------------------------------------------------------- task 3: weak types
@@ -98,8 +96,6 @@ _WEAK_CASES = [
 
 
 def _check_weak(weak_inputs) -> str:
-    if not callable(weak_inputs):
-        raise Wrong("pass your function itself: q3.check(weak_inputs)")
     for f, args in _WEAK_CASES:
         want = {i for i, a in enumerate(jax.make_jaxpr(f)(*args).in_avals) if a.weak_type}
         got = weak_inputs(f, *args)
@@ -118,7 +114,7 @@ def _check_weak(weak_inputs) -> str:
 q3 = Task(LAB, 3, "Which inputs were weak-typed?", _check_weak, [
     "The trace knows: each input's abstract value (aval) has a weak_type flag.",
     "A Python bool is not weak; an array can be (jnp.asarray(2.0)); NumPy scalars are not.",
-])
+], takes="weak_inputs")
 
 
 # ----------------------------------------------------------------- task 4: make it traceable
@@ -149,8 +145,6 @@ _CLIP_CASES = _clip_cases()
 
 
 def _check_traceable(fn) -> str:
-    if not callable(fn):
-        raise Wrong("pass your function itself: q4.check(clip_or_zero_traceable)")
     jitted = jax.jit(fn)
     for x, t in _CLIP_CASES:
         try:
@@ -182,4 +176,4 @@ q4 = Task(LAB, 4, "Make a refused function traceable", _check_traceable, [
     "Under jit, `x.sum() > t` is a tracer: Python's `if` cannot ask it for True or False.",
     "Compute both results and let the data choose: jnp.where(cond, a, b) "
     "(or jax.lax.cond).",
-])
+], takes="clip_or_zero_traceable")

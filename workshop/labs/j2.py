@@ -121,8 +121,6 @@ def _listeners() -> int:
 
 
 def _check_counter(count_compiles) -> str:
-    if not callable(count_compiles):
-        raise Wrong("pass your function itself: q1.check(count_compiles)")
     before = _listeners()
     for what, thunk, want in _cases():
         got = count_compiles(thunk)
@@ -155,7 +153,7 @@ q1 = Task(LAB, 1, "Count compiles", _check_counter, [
     "Print the events a listener sees around one call of a fresh jitted function: one name "
     "has 'compile' and 'backend' in it. Count in a list that is new on every call, and "
     "clean up even when fn() raises.",
-])
+], takes="count_compiles")
 
 
 # ----------------------------------------------------------------- task 2: the diagnosis
@@ -197,8 +195,6 @@ _dims = itertools.count(5)
 
 
 def _check_fixed(train) -> str:
-    if not callable(train):
-        raise Wrong("pass your function itself: q3.check(train_fixed)")
     dim = next(_dims)      # a size the notebook has not compiled for, on every check
     rng = np.random.default_rng(dim)
     for run, (seed, base_lr) in enumerate([(101 + dim, 0.05), (202 + dim, 0.03)]):
@@ -251,4 +247,4 @@ q3 = Task(LAB, 3, "Fix the loop", _check_fixed, [
     "One shape: pad each batch to the same number of rows, one that no stream can exceed, "
     "and say with the mask which rows are real, so the mean is over those only. One type: "
     "what dtype, and what weak type, does each argument have on step 0, and on step 5?",
-])
+], takes="train_fixed")

@@ -95,8 +95,6 @@ _LSE_BATCH = (_rng.normal(size=(5, 6)) * 3.0).astype(np.float32)
 
 
 def _check_lse(fn) -> str:
-    if not callable(fn):
-        raise Wrong("pass your function itself: q1.check(logsumexp)")
     x = jnp.asarray(_LSE_MODERATE)
     val = as_array(fn(x), "logsumexp of a vector")   # eager first: a half-done answer fails
     if jnp.shape(val) != ():
@@ -159,7 +157,7 @@ q1 = Task(LAB, 1, "A stable log-sum-exp with its own VJP", _check_lse, [
     "compute it stably now. bwd(residuals, g) returns a tuple with one entry per input.",
     "The shape of it: fwd computes y = logsumexp(x) and one array from x and y; bwd "
     "multiplies that array by g. The array is exp(something) that never overflows.",
-])
+], takes="logsumexp")
 
 
 # ----------------------------------------------------------------- task 2: clipped gradient
@@ -170,8 +168,6 @@ _CLIP_W = np.array([3.0, -0.5, -7.0, 0.9, 1.0, -1.5, -1.0, 1.0001], np.float32)
 
 
 def _check_clip(fn) -> str:
-    if not callable(fn):
-        raise Wrong("pass your function itself: q2.check(clip_gradient)")
     x, w = jnp.asarray(_CLIP_X), jnp.asarray(_CLIP_W)
     y = as_array(fn(x), "clip_gradient(x)")
     if not close(y, x):
@@ -198,7 +194,7 @@ q2 = Task(LAB, 2, "A gradient that must be clipped", _check_clip, [
     "The forward pass is the identity; only the backward rule changes what flows back.",
     "No residual is needed, so fwd returns x and None; bwd gets g, the cotangent, and "
     "returns a one-entry tuple: g limited to [-1, 1], elementwise (not its norm).",
-])
+], takes="clip_gradient")
 
 
 # ----------------------------------------------------------------- task 3 and 4: remat
@@ -359,8 +355,6 @@ _FACTOR = 4.0          # generous: the machine may be busy; a missed wait or a c
 
 
 def _check_measure(measure) -> str:
-    if not callable(measure):
-        raise Wrong("pass your function itself: q4.check(measure)")
     params, x = make_params(depth=6, seed=11, batch=1024)
     hit = _MEASURED.get(id(measure))
     if hit and hit[0] is measure and hit[1] is measure.__code__:
@@ -379,10 +373,13 @@ def _check_measure(measure) -> str:
         raise Wrong("your measured temp bytes do not order checkpoint < policy < none: "
                     f"{ {k: v[0] for k, v in got.items()} }")
     for name, (_, secs) in got.items():
-        ref = float(np.median(_REF_EXE[(name, params[0].shape, x.shape)][1]))
-        if secs < ref / _FACTOR:
-            raise Wrong(f"{name!r}: {secs * 1e3:.2f} ms, but the same executable takes about "
-                        f"{ref * 1e3:.1f} ms a call here: did you wait for the result "
+        times = _REF_EXE[(name, params[0].shape, x.shape)][1]
+        # too fast against the fastest real call (a busy machine only slows calls down), too
+        # slow against the median: a missed wait is 100× off, a timed compile about 10×
+        ref, fastest = float(np.median(times)), float(min(times))
+        if secs < fastest / _FACTOR:
+            raise Wrong(f"{name!r}: {secs * 1e3:.2f} ms, but the same executable takes at "
+                        f"least {fastest * 1e3:.1f} ms a call here: did you wait for the result "
                         "(dispatch is asynchronous) and time a real call?")
         if secs > ref * _FACTOR:
             raise Wrong(f"{name!r}: {secs * 1e3:.1f} ms, but the same executable takes about "
@@ -404,5 +401,5 @@ q4 = Task(LAB, 4, "Measure the trade-off", _check_measure, [
     ".memory_analysis(); time calls of that executable.",
     "Which field of memory_analysis() is the temporaries? A call returns before the work "
     "is done: what makes the clock wait? And the first call is not what you want to time.",
-])
+], takes="measure")
 

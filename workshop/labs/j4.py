@@ -85,8 +85,6 @@ def _shard_map_of(arr) -> dict:
 
 
 def _check_place(place) -> str:
-    if not callable(place):
-        raise Wrong("pass your function itself: q1.check(place)")
     mesh, _ = make_meshes()
     for seed, (n, m) in enumerate([(16, 8), (32, 24)]):
         x = _rng_array((n, m), seed)
@@ -128,7 +126,7 @@ q1 = Task(LAB, 1, "Shard one array three ways", _check_place, [
     "naming the mesh axis (or axes) that axis is split over; None keeps it whole.",
     "A tuple of mesh axes in one entry, P(('x', 'y'), None), splits that array axis over "
     "both (8 ways); a mesh axis you leave out means copies along it.",
-])
+], takes="place")
 
 
 # ----------------------------------------------------------------- task 2: predictions
@@ -223,8 +221,6 @@ def _cases():
 
 
 def _check_reader(collectives) -> str:
-    if not callable(collectives):
-        raise Wrong("pass your function itself: q3.check(collectives)")
     for text, fn, args in _cases():
         got = _as_kinds(collectives(fn, *args), f"the reader's result for {text}")
         want = hlo_collectives(_compiled(fn, *args))
@@ -249,7 +245,7 @@ q3 = Task(LAB, 3, "Read the collectives from the compiled HLO", _check_reader, [
     "(fusion(%all-gather)), also contain the words: what comes right after the opcode of "
     "an instruction and nowhere else? And read every computation, not only ENTRY: a loop "
     "body is one of its own.",
-])
+], takes="collectives")
 
 
 # ----------------------------------------------------------------- task 4: a reduce-scatter
@@ -261,8 +257,6 @@ def reduce_scatter_input(n: int = 16, m: int = 8, seed: int = 0):
 
 
 def _check_reduce_scatter(colsum) -> str:
-    if not callable(colsum):
-        raise Wrong("pass your function itself: q4.check(colsum)")
     for seed, (n, m) in enumerate([(16, 8), (64, 16)]):
         x = reduce_scatter_input(n, m, seed + 3)
         compiled = _compiled(colsum, x)
@@ -293,4 +287,4 @@ q4 = Task(LAB, 4, "A reduce-scatter on purpose", _check_reduce_scatter, [
     "In jax.shard_map over both mesh axes, each device sums its own rows; one collective "
     "then adds those partial sums and leaves each device a slice (lax has it by name; mind "
     "its `tiled` flag). out_specs says how the result is split.",
-])
+], takes="colsum")

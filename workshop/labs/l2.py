@@ -101,8 +101,6 @@ def _run_watched(my_eval, jaxpr, args):
 
 
 def _check_eval(my_eval) -> str:
-    if not callable(my_eval):
-        raise Wrong("pass your function itself: q1.check(my_eval)")
     for f, args in _EVAL_CASES:
         closed = jax.make_jaxpr(f)(*args)
         want = jax.tree_util.tree_leaves(f(*args))
@@ -136,7 +134,7 @@ q1 = Task(LAB, 1, "An evaluator", _check_eval, [
     "eqn.params['jaxpr'] (a core.Jaxpr with its own .consts) with your own function.",
     "The shape of it: a function run(jaxpr, consts, args) that fills env, loops over "
     "jaxpr.eqns, and calls itself for a `jit` equation; my_eval calls it once.",
-])
+], takes="my_eval")
 
 
 # ----------------------------------------------------------------- task 2: count primitives
@@ -172,8 +170,6 @@ _COUNT_CASES = [(_count_subject, (True, np.ones(3, np.float32))),
 
 
 def _check_count(count_prims) -> str:
-    if not callable(count_prims):
-        raise Wrong("pass your function itself: q2.check(count_prims)")
     for f, args in _COUNT_CASES:
         closed = jax.make_jaxpr(f)(*args)
         want = reference_count(closed)
@@ -206,7 +202,7 @@ q2 = Task(LAB, 2, "A counting interpreter", _check_count, [
     "branch, a loop body); count the outer equation itself as well.",
     "The shape of it: a recursive count(jaxpr) that adds one per equation, then adds "
     "count(sub) for each nested jaxpr; a jit body used twice is counted twice.",
-])
+], takes="count_prims")
 
 
 # ----------------------------------------------------------------- task 3: predict a split
@@ -284,8 +280,6 @@ def _lu_subjects():
 
 
 def _check_transformation(flatten_outputs) -> str:
-    if not callable(flatten_outputs):
-        raise Wrong("pass your generator function itself: q4.check(flatten_outputs)")
     import inspect
     if not inspect.signature(flatten_outputs).parameters:
         raise Wrong("flatten_outputs takes (f, store, *args): the next function, the store "
@@ -337,4 +331,4 @@ q4 = Task(LAB, 4, "A transformation with aux output", _check_transformation, [
     "results, return the other. This is api_util.flatten_fun_nokwargs.",
     "On a cache hit lu.cache does not call your generator: it copies the stores it kept from "
     "the first call. So the only place the tree may live is `store`.",
-])
+], takes="flatten_outputs")

@@ -80,8 +80,6 @@ _RM_CASES = [np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], np.float32),
 
 
 def _check_scan(running_max) -> str:
-    if not callable(running_max):
-        raise Wrong("pass your function itself: q2.check(running_max)")
     for xs in _RM_CASES:
         got = as_array(running_max(jnp.asarray(xs)), f"running_max of {len(xs)} elements")
         want = np.maximum.accumulate(xs)
@@ -108,7 +106,7 @@ q2 = Task(LAB, 2, "A Python loop as a scan", _check_scan, [
     "jax.lax.scan(step, init, xs): step(carry, x) returns (new carry, y); the ys are stacked.",
     "The carry is the best so far; what should it start at so that any input works, even "
     "-inf or the most negative float32?",
-])
+], takes="running_max")
 
 
 # ----------------------------------------------------------------- task 3: differentiable loop
@@ -120,8 +118,6 @@ def newton_sqrt(a):
 
 
 def _check_diff(fn) -> str:
-    if not callable(fn):
-        raise Wrong("pass your function itself: q3.check(newton_sqrt_differentiable)")
     for a in (2.0, 9.0, 0.25, 150.0, 0.01, 2500.0, 1.0, 1e6, 1e-4):
         val = as_array(fn(jnp.float32(a)), f"at a={a}, the result")
         if val.shape != ():
@@ -152,7 +148,7 @@ q3 = Task(LAB, 3, "Make a while_loop differentiable", _check_diff, [
     "Reverse mode needs a known number of iterations: keep the Newton step, bound the loop.",
     "jax.lax.fori_loop with static (Python int) bounds is a scan underneath; how many "
     "steps does Newton need from x = a when a is a million, or 0.0001?",
-])
+], takes="newton_sqrt_differentiable")
 
 
 # ----------------------------------------------------------------- task 4: a carry type
@@ -180,8 +176,6 @@ def _mean_cases():
 
 
 def _check_carry(mean_so_far) -> str:
-    if not callable(mean_so_far):
-        raise Wrong("pass your function itself: q4.check(mean_so_far)")
     for text, xs in _mean_cases():
         try:
             got = mean_so_far(xs)
@@ -215,4 +209,4 @@ q4 = Task(LAB, 4, "Fix a carry type", _check_carry, [
     "that follows. Start total as what it will become: one element of xs.",
     "The shape of it: an init built from xs (its dtype, xs.shape[1:]) for the total; "
     "the count may stay a Python int.",
-])
+], takes="mean_so_far")
