@@ -269,3 +269,19 @@ def test_a_shrunk_slide_says_nothing_on_its_page():
     page = render.slides_html(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
         "## t", metadata={"slideshow": {"slide_type": "slide"}})]), "T")
     assert "scaled" not in page
+
+
+def test_an_output_is_rendered_by_its_richest_printable_form():
+    # IPython's Markdown(...) is text/markdown + its repr in text/plain: the reader gets the text
+    md = {"output_type": "display_data", "metadata": {}, "data": {
+        "text/markdown": "**bold** and `code`",
+        "text/plain": "<IPython.core.display.Markdown object>"}}
+    got = render.output(md)
+    assert "<strong>bold</strong>" in got and "<code>code</code>" in got
+    assert "IPython.core.display" not in got
+    tex = {"output_type": "execute_result", "metadata": {}, "execution_count": 1,
+           "data": {"text/latex": "$x < y$", "text/plain": "<Math>"}}
+    assert render.output(tex) == "<pre class='out'>$x &lt; y$</pre>"
+    html = {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": "<b>h</b>", "text/markdown": "m", "text/plain": "p"}}
+    assert render.output(html) == "<div class='out html'><b>h</b></div>"

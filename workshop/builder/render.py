@@ -81,6 +81,10 @@ def output(o) -> str:
         return f"<div class='out'>{data['image/svg+xml']}</div>"
     if "text/html" in data:
         return f"<div class='out html'>{data['text/html']}</div>"
+    if "text/markdown" in data:   # IPython's Markdown(...): rendered, not its repr
+        return f"<div class='out md'>{markdown(data['text/markdown'])}</div>"
+    if "text/latex" in data:      # no TeX engine offline: the source, as text
+        return f"<pre class='out'>{html.escape(data['text/latex'])}</pre>"
     if "text/plain" in data:
         return f"<pre class='out'>{ansi2html(data['text/plain'])}</pre>"
     return ""
