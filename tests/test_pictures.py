@@ -194,6 +194,7 @@ def test_ad_flow_draws_the_live_linear_and_transposed_programs():
     y, f_jvp = jax.linearize(f, *args)
     lin = jax.make_jaxpr(f_jvp)(*args)
     back = jax.make_jaxpr(jax.linear_transpose(f_jvp, *args))(y)
+    assert pic.facts["primal"] == prims(jax.make_jaxpr(f)(*args))
     assert pic.facts["forward"] == prims(lin) and "add_any" in pic.facts["forward"]
     assert pic.facts["backward"] == prims(back) and "reduce_sum" in pic.facts["backward"]
     # the same backward program jax.vjp gives, up to order

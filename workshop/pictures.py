@@ -778,7 +778,7 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
     out.append(f"<text x='2' y='24' font-family=\"{SANS}\" font-size='{px}' fill='{INK}'>"
                f"a jit call meets six caches, left to right · <tspan fill='{HIT}' "
                f"font-weight='bold'>hit</tspan> · <tspan fill='{MISS}' font-weight='bold'>"
-               "miss</tspan> · <tspan fill='#777'>· not reached</tspan></text>")
+               "miss</tspan> · <tspan fill='#777'>dashed: not reached</tspan></text>")
     for i, (x, lines) in enumerate(zip(xs, heads)):
         out.append(f"<rect x='{x:g}' y='{top}' width='{cell:g}' height='{head_h}' rx='8' "
                    f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
@@ -817,13 +817,14 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
 
 
 def show_ad_flow(f, *args) -> Picture:
-    """One function's derivative both ways, as dataflow. Above, the linear function
-    jax.linearize(f, *args) returns (its jaxpr: the tangent program), read left to right:
-    tangents in, tangents out. Below, that program transposed by jax.linear_transpose, read
+    """One function's derivative both ways, as dataflow. Above, after f's own equations ran
+    once, the linear function jax.linearize(f, *args) returns (its jaxpr: the tangent
+    program), read left to right: tangents in, tangents out. Below, that program
+    transposed by jax.linear_transpose, read
     right to left: cotangents in at the right, cotangents out at the left. The residuals the
     forward pass saved (a, b, …: the consts of both programs) are written, by name, in the
-    boxes that use them. Facts: each program's primitives in order, its residuals' types,
-    and the primal output."""
+    boxes that use them. Facts: f's primitives, each program's primitives in order, the
+    residuals' types by name, and the primal output's type."""
     import jax
 
     y, f_jvp = jax.linearize(f, *args)
@@ -849,7 +850,7 @@ def show_ad_flow(f, *args) -> Picture:
     bwd.columns[-1] = [(f"c̄ {p}", lines, ins) for p, (_, lines, ins)
                        in zip(params, bwd.columns[-1])]
     lays = [_layout_right(g, 100, 36, 0) for g in ups]
-    width = max(lay.width for lay in lays)
+    width = max(760, *(lay.width for lay in lays))
     for lay in lays:
         lay.width = width
     title_h = 40
@@ -857,23 +858,25 @@ def show_ad_flow(f, *args) -> Picture:
     height = 2 * title_h + h0 + lays[1].height + 44
     name = getattr(f, "__name__", "f")
     out = [_svg(width, height, _marker("tangenthead", INK), _marker("cotanhead", ACCENT))]
-    out.append(_text(2, 27, f"forward: jax.linearize({name}) → tangents, left to right",
-                     MIN_PX + 2, font=SANS))
+    primal = [e.primitive.name for e in jax.make_jaxpr(f)(*args).eqns]
+    said = f"forward: jax.linearize ran {name} ({', '.join(primal)}); tangents flow →"
+    out.append(_text(2, 27, _fit(said, width - 4, MIN_PX + 1), MIN_PX + 2, font=SANS))
     out += _draw_graph(ups[0], lays[0], False, False, head="tangenthead", dy=title_h)
     out.append(_text(width - 2, title_h + h0 + 34,
-                     "backward: jax.linear_transpose → cotangents, right to left",
+                     "backward: jax.linear_transpose; cotangents flow ←",
                      MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
     out += _draw_graph(ups[1], lays[1], False, False, mirror=True, colour=ACCENT,
                        head="cotanhead", dy=2 * title_h + h0)
-    saved = [fwd.names[v] for v in lin.jaxpr.constvars]
+    saved = [fwd.names[v] + (f" = {float(c):.3g}" if getattr(c, "shape", None) == () else "")
+             for v, c in zip(lin.jaxpr.constvars, lin.consts)]
     if saved:
-        out.append(_text(2, height - 12, f"{', '.join(saved)}: residuals, computed by the "
-                         "forward pass and read by both programs", MIN_PX, font=SANS,
+        said = f"residuals {', '.join(saved)}: kept by the forward pass, read by both programs"
+        out.append(_text(2, height - 12, _fit(said, width - 4, MIN_PX - 2), MIN_PX, font=SANS,
                          fill="#222"))
     out.append("</svg>")
     prims = lambda j: [e.primitive.name for e in j.eqns]
     typ = lambda v: v.aval.str_short(short_dtypes=True)
-    facts = {"forward": prims(lin), "backward": prims(tr),
+    facts = {"primal": primal, "forward": prims(lin), "backward": prims(tr),
              "residuals": {fwd_names[v]: typ(v) for v in lin.jaxpr.constvars},
              "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
     caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
