@@ -245,3 +245,12 @@ def test_batching_reads_where_vmap_keeps_the_batch_axis():
     out = jax.vmap(k, in_axes=(None, 2))(x, ws)
     assert [len(d) for d in two.facts["out"]] == [out.ndim] and out.shape[0] == 4
     assert np.shape(out) == (4, 2)
+    # equations with their own jaxprs (a custom_jvp, a cond) are bound as eval_jaxpr binds them
+    def h(v):
+        return jax.nn.relu(v).sum() + lax.cond(v[0] > 0, jnp.sin, jnp.cos, v[0])
+
+    nested = show_batching(h, jnp.ones((4, 3)))
+    assert [p for p, _, _ in nested.facts["equations"]] == prims(jax.make_jaxpr(h)(jnp.ones(3)))
+    assert ("cond", [0, 0], [0]) in nested.facts["equations"]
+    with pytest.raises(ValueError, match="one in_axes entry per argument"):
+        show_batching(jnp.sin, jnp.ones(3), in_axes=None)

@@ -903,7 +903,8 @@ def _batch_dims(f, args, in_axes):
                      [v.aval for v in closed.jaxpr.invars]))
         for eqn in closed.eqns:
             ins = [read(v) for v in eqn.invars]
-            outs = eqn.primitive.bind(*ins, **eqn.params)
+            with eqn.ctx.manager:  # as core.eval_jaxpr binds: a cond, a jit, a custom_jvp
+                outs = eqn.primitive.bind(*ins, **eqn.primitive.get_bind_params(eqn.params))
             outs = outs if eqn.primitive.multiple_results else [outs]
             seen.append((eqn.primitive.name, [bdim(x) for x in ins], [bdim(o) for o in outs],
                          [v.aval for v in eqn.outvars]))
@@ -924,6 +925,9 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     import jax
 
     axes = list(in_axes) if isinstance(in_axes, (list, tuple)) else [in_axes] * len(args)
+    if len(axes) != len(args) or all(ax is None for ax in axes):
+        raise ValueError(f"show_batching needs one in_axes entry per argument (an int or None,"
+                         f" at least one int); got {in_axes!r} for {len(args)} argument(s)")
     closed, seen = _batch_dims(f, args, axes)
     size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
     batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
@@ -970,8 +974,8 @@ def show_batching(f, *args, in_axes=0) -> Picture:
                 out.append(_text(x, y + 32, "scalar", MIN_PX, fill="#222"))
                 x += cell * 1.5
             x += cell / 2
-    out.append(_text(2, height - 14, "batched jaxpr: " + " → ".join(moves), MIN_PX,
-                     fill="#222"))
+    out.append(_text(2, height - 14, _fit("batched jaxpr: " + " → ".join(moves), width - 4,
+                                          MIN_PX), MIN_PX, fill="#222"))
     out.append("</svg>")
     facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
              "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
