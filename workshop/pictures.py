@@ -20,8 +20,6 @@ INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
-CHAR_W = 15 * EM  # at 15 px
-LINE_H = 22
 SLIDE_W = 1184    # the widest a picture is shown on a 1280×720 slide
 MIN_PX = 18       # the smallest text a picture draws, at that width
 
