@@ -176,6 +176,19 @@ def test_text_that_would_run_off_a_page_stops_the_export(printer, kind, html):
         printer.pdf(html, kind)
 
 
+def test_text_a_row_cuts_on_purpose_is_not_an_overflow(printer):
+    # a file map's row ends in …: its clipped text is cut on purpose; the row itself fits
+    row = ("<div style='width:300px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis'>"
+           "<span>" + "role " * 400 + "</span></div>")
+    slide = "<section class='slide'><div class='inner'>{}</div></section>"
+    data, _ = printer.pdf(slide.format(row), "slides")
+    assert data.startswith(b"%PDF")
+    unclipped = row.replace("overflow:hidden;", "").replace("<span>", "<span style='position:"
+                                                            "relative;top:-400px'>")
+    with pytest.raises(handouts.Overflow, match="run off the page"):   # the same, not clipped
+        printer.pdf(slide.format(unclipped), "slides")
+
+
 def _snapshot():
     return {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir()}
 

@@ -224,3 +224,30 @@ def test_each_solution_is_its_blocks_code_without_the_markers():
             assert body.strip() in code
 
 
+
+
+def test_the_sheet_keeps_what_a_task_gives_to_read_and_nothing_that_answers_it():
+    import nbformat
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    out = lambda text: [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    cells = [md("## Task 1 · Read"), code("print(source_of_h)", outputs=out("def h(x): ...")),
+             code("answer = None\n### BEGIN SOLUTION\nanswer = 5\n### END SOLUTION"),
+             code("q1.check(answer)", outputs=out("✓ Correct")),
+             code("jaxpr_of(h)   # now look", outputs=out("{ lambda ; a. let ... }")),
+             md("## Task 2 · Use it"), code("print(answer + 1)", outputs=out("6")),
+             code("show_refusal()", outputs=[nbformat.v4.new_output(
+                 "error", ename="TypeError", evalue="no", traceback=[])]),
+             code("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+             code("assert f() == 1", metadata={"tags": ["check"]}), code("q2.check(f)")]
+    solution = nbformat.v4.new_notebook(cells=cells)
+    import copy
+    sheet = nbformat.v4.new_notebook(cells=copy.deepcopy(
+        [c for c in cells if "check" not in nbs.tags(c)]))
+    for c in sheet.cells:
+        c.pop("outputs", None) if c.cell_type == "markdown" else c.update(outputs=[])
+    got = labgen.with_given_outputs(sheet, solution)
+    shown = {i: c.outputs[0].text for i, c in enumerate(got.cells) if c.get("outputs")}
+    assert shown == {1: "def h(x): ..."}   # not the verdict, the reveal, an answer's use, an error
+    assert all(not c.get("outputs") for c in sheet.cells)   # the sheet itself is untouched
+    with pytest.raises(nbs.KitError, match="does not match its solution"):
+        labgen.with_given_outputs(nbformat.v4.new_notebook(cells=sheet.cells[:3]), solution)

@@ -71,6 +71,47 @@ def solutions_text() -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def _names_defined(source: str) -> set[str]:
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
+
+
+def with_given_outputs(sheet, executed):
+    """The attendee sheet with the outputs a task gives the attendee to read (a function's
+    source, a refusal), taken from the executed solution: in each task, the cells between its
+    heading and its first answer cell, unless they use a name some answer defines (their
+    output would give an answer away). Everything else stays without outputs."""
+    import re
+    solution = [c for c in executed.cells if "check" not in nbs.tags(c)]
+    if len(solution) != len(sheet.cells):
+        raise nbs.KitError("the attendee copy does not match its solution: run "
+                           "python -m workshop labs")
+    answers = set().union(*(_names_defined(c.source) for c in solution if BEGIN in c.source))
+    out = copy.deepcopy(sheet)
+    giving = False
+    for mine, ran in zip(out.cells, solution):
+        if mine.cell_type == "markdown" and re.match(r"#+ Task \d", mine.source):
+            giving = True
+        elif BEGIN in ran.source or re.search(r"^q\d\.check\(", ran.source, re.M):
+            giving = False
+        elif giving and mine.cell_type == "code" and ran.get("outputs"):
+            used = {m for m in re.findall(r"[A-Za-z_]\w*", mine.source)}
+            if not used & answers and not any(o.get("output_type") == "error"
+                                              for o in ran.outputs):
+                mine.outputs = copy.deepcopy(ran.outputs)
+    return out
+
+
 def target(src: Path) -> Path:
     return nbs.EXERCISES / src.name
 

@@ -386,7 +386,8 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
     elif not is_kit(src):   # a copy of a lab, or any notebook: itself, as it ran
         jobs = [(paths[0], render.sheet_html(executed, title), "a4", foot)]
     else:
-        sheet = nbs.read(nbs.EXERCISES / src.name)
+        from ..labgen import with_given_outputs
+        sheet = with_given_outputs(nbs.read(nbs.EXERCISES / src.name), executed)
         lab = f"Lab {meta.get('lab', '')} · {title}"
         jobs = [(paths[0], render.sheet_html(sheet, lab), "a4", foot),
                 (paths[1], render.sheet_html(executed, lab + " · solutions"),
