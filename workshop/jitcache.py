@@ -17,8 +17,9 @@ from .show import Shown, trim
 # label, the object that holds it (module.attribute), what its key compares
 CHAIN = [
     ("C++ fast path", "pjit._cpp_pjit_cache_explicit_attributes",
-     "function and jit options, then the argument signature: static args, dtypes, shapes, "
-     "weak types, shardings"),
+     "function and jit options, then the argument signature: static args, each argument's "
+     "kind, dtype, shape, weak type, sharding and committedness, the pytree structure, and "
+     "the jit config context"),
     ("_infer_params_cached", "pjit._infer_params_cached",
      "function, jit options, signature, abstract values, mesh"),
     ("trace_to_jaxpr", "partial_eval.trace_to_jaxpr",
