@@ -137,6 +137,7 @@ body { font-size: 11pt; line-height: 1.4; }
 h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; }
 h3 { font-size: 13pt; break-after: avoid; }
 pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: anywhere; }
+.workshop-filemap { font-size: 8.5pt !important; }   /* 20 px on a slide */
 .cell { margin: 3mm 0; break-inside: avoid; }
 .notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
          font-size: 10pt; break-before: avoid; }
