@@ -118,7 +118,8 @@ class FileMap:
                 f"{html.escape(e.role)}</span></div>")
         columns = 2 if len(cells) > 8 else 1
         return (f"<div class='workshop-filemap' style='font-family:\"DejaVu Sans Mono\","
-                f"monospace;font-size:20px;line-height:1.2'><div style='font-weight:bold;margin-bottom:4px'>"
+                f"monospace;font-size:20px;line-height:1.2'>"
+                f"<div style='font-weight:bold;margin-bottom:4px'>"
                 f"{html.escape(self.summary())}</div>"
                 f"<div style='column-count:{columns};column-gap:18px'>{''.join(cells)}</div>"
                 f"{self._strip()}</div>")
