@@ -3,6 +3,7 @@ a deck the structure tests accept and that runs green, whole and section by sect
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,30 @@ def test_a_new_deck_passes_the_structure_tests_and_runs(scratch, tmp_path):
         part = nbs.section_notebook(nbs.read(deck), sec)
         result, _ = execute.execute(part, f"{deck.name} § {sec.title}", tmp_path)
         assert result.ok, (sec.title, result.failure)
+
+
+def test_a_new_lab_passes_the_lab_tests_both_ways(scratch):
+    p = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", "04-transforms")
+    assert p.returncode == 0, p.stderr
+    for f in ("exercises/solutions/X9-slopes.ipynb", "exercises/X9-slopes.ipynb",
+              "workshop/labs/x9.py", "tests/wrong_answers/x9.py"):
+        assert (scratch / f).is_file(), f
+    assert "BEGIN SOLUTION" not in (scratch / "exercises/X9-slopes.ipynb").read_text()
+    env = {**os.environ, "PYTHONPATH": f"{scratch}{os.pathsep}{scratch / 'tests'}"}
+    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "tests/test_labs.py", "tests/test_structure.py", "-k",
+                        "X9 or x9 or checks_module or attendee_copies_are_current"],
+                       cwd=scratch, text=True, capture_output=True, timeout=600, env=env)
+    tail = t.stdout[-3000:]
+    assert t.returncode == 0, tail
+    n = int(re.search(r"(\d+) passed", tail).group(1))
+    assert n >= 6 * 3 + 2 * 3 + 2, tail   # every wrong and right answer ran, and the solution
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "workshop/labs/x9.py",
+                           "tests/wrong_answers/x9.py", "exercises/solutions/X9-slopes.ipynb"],
+                          cwd=scratch, text=True, capture_output=True, timeout=120)
+    assert lint.returncode == 0, lint.stdout
+    again = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", "04-transforms")
+    assert again.returncode == 2 and "X9 exists (nothing written)" in again.stderr
 
 
 @pytest.mark.parametrize("args, says", [

@@ -61,8 +61,12 @@ def cmd_present(args) -> int:
 
 def cmd_new(args) -> int:
     from . import scaffold
-    for line in scaffold.new_deck(args.phase, args.title, args.lab, args.minutes):
-        print(f"new deck: {line}")
+    if args.what == "deck":
+        lines = scaffold.new_deck(args.phase, args.title, args.lab, args.minutes)
+    else:
+        lines = scaffold.new_lab(args.id, args.title, args.deck, args.minutes)
+    for line in lines:
+        print(f"new {args.what}: {line}")
     return 0
 
 
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")
     pr.add_argument("--no-browser", action="store_true", help="print the URL only")
     pr.set_defaults(fn=cmd_present)
-    nw = sub.add_parser("new", help="start a new deck the structure tests accept")
+    nw = sub.add_parser("new", help="start a new deck or lab that the tests accept")
     what = nw.add_subparsers(dest="what", required=True)
     nd = what.add_parser("deck", help="decks/NN-title.ipynb and its stylesheet")
     nd.add_argument("phase", type=int, help="its phase: the NN of decks/NN-….ipynb")
@@ -107,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     nd.add_argument("--lab", required=True, help="the lab that follows it, e.g. J5")
     nd.add_argument("--minutes", type=int, default=45)
     nd.set_defaults(fn=cmd_new)
+    nl = what.add_parser("lab", help="a lab's source, checks, wrong answers and attendee copy")
+    nl.add_argument("id", help="e.g. J5: a capital letter and digits")
+    nl.add_argument("title")
+    nl.add_argument("--deck", required=True, help="the deck it follows, e.g. 04-transforms")
+    nl.add_argument("--minutes", type=int, default=30)
+    nl.set_defaults(fn=cmd_new)
     args = ap.parse_args(argv)
     try:
         return args.fn(args)

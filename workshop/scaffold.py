@@ -112,3 +112,190 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     todo.append(f"then: scripts/build {phase:02d}, and commit the deck, its css, the README "
                 "and its handouts")
     return todo
+
+
+# --------------------------------------------------------------------------- a new lab
+
+LAB_CHECKS = '''"""Lab {ID} "{title}": the checks. The tasks are in exercises/{name}.ipynb.
+
+Written by `workshop new lab` as a working example of the kit's lab idiom (a checker that
+raises Wrong in the attendee's terms, hints that step toward the answer, inputs the attendee did
+not choose, reaching every boundary): replace its tasks with your own.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import Task, Wrong, as_array, close
+
+LAB = "{ID}"
+
+
+def cube(x):
+    """The function the tasks differentiate."""
+    return x ** 3 - 2.0 * x
+
+
+_POINTS = [-2.0, -1e-3, 0.0, 1.0, 3.0]   # a sign change, zero, a tiny value
+
+
+def _check_slope(slope) -> str:
+    for x in _POINTS:
+        got = as_array(slope(jnp.float32(x)), f"slope({{x}})")
+        if got.shape != ():
+            raise Wrong(f"slope({{x}}) should be one number, not an array of shape {{got.shape}}")
+        if not close(got, 3 * x * x - 2, 1e-4):
+            raise Wrong(f"slope({{x}}) gives {{float(got):.6g}}, not the derivative of cube there")
+    return "the slope of cube at every point, from JAX's own derivative"
+
+
+q1 = Task(LAB, 1, "The slope of cube", _check_slope, [
+    "jax.grad(f) is a new function: x ↦ f'(x).",
+    "Differentiate cube itself, exactly: no step size, no formula by hand.",
+], takes="slope")
+
+
+def _check_slopes(slopes) -> str:
+    for n in (1, 7):   # one point, and several
+        xs = jnp.linspace(-2.0, 3.0, n, dtype=jnp.float32)
+        got = as_array(slopes(xs), f"slopes of {{n}} points")
+        if got.shape != (n,):
+            raise Wrong(f"for {{n}} points you return shape {{got.shape}}: one slope per point")
+        if not close(got, 3 * np.asarray(xs) ** 2 - 2, 1e-4):
+            raise Wrong(f"for {{n}} points the slopes are not cube's derivative at each point")
+    return "one slope per point, from one batched program"
+
+
+q2 = Task(LAB, 2, "Every point at once", _check_slopes, [
+    "jax.grad wants a function with one number out; jax.vmap runs a function over an axis.",
+    "Batch the function of task 1 over the points' axis.",
+], takes="slopes")
+
+
+def _check_count(prediction) -> str:
+    if not isinstance(prediction, (int, np.integer)) or isinstance(prediction, bool):
+        raise Wrong(f"the prediction should be a whole number, not {{type(prediction).__name__}}")
+    real = len(jax.make_jaxpr(jax.grad(cube))(1.0).eqns)
+    if prediction != real:
+        side = "too many" if prediction > real else "too few"
+        raise Wrong(f"{{prediction}} is {{side}}: print jax.make_jaxpr(jax.grad(cube))(1.0)")
+    return f"{{real}} equations: the forward pass and the backward pass, in one program"
+
+
+q3 = Task(LAB, 3, "Predict the gradient's size", _check_count, [
+    "The gradient's program holds cube's own equations and the backward ones.",
+    "Count cube's primitives, then what each one's backward rule needs.",
+])
+'''
+
+LAB_WRONG = '''"""Lab {ID}: wrong answers its checks must reject, and right answers written
+differently from the solution that they must accept (tests/test_labs.py runs both). Written by
+`workshop new lab` with its example tasks: replace them with your tasks' own."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from workshop.labs import {id}
+
+
+def _starter(*args, **kwargs):
+    raise NotImplementedError()
+
+
+_real = len(jax.make_jaxpr(jax.grad({id}.cube))(1.0).eqns)
+
+WRONG = {{
+    "q1": [_starter, {id}.cube, lambda x: 3 * x ** 2,             # half-done: no -2
+           jax.grad(lambda x: x ** 3),                            # another function
+           lambda x: ({id}.cube(x + 0.1) - {id}.cube(x)) / 0.1,    # a step size
+           lambda x: jnp.reshape(jax.grad({id}.cube)(x), (1,)),   # an array, not a number
+           "jax.grad(cube)"],                                     # not a function
+    "q2": [_starter, jax.grad({id}.cube), jax.vmap({id}.cube),
+           lambda xs: 3 * xs ** 2,
+           lambda xs: jnp.sum(jax.vmap(jax.grad({id}.cube))(xs)),
+           lambda xs: jax.vmap(jax.grad({id}.cube))(xs)[:-1]],    # misses the boundary
+    "q3": [None, _real - 1, _real + 1, float(_real), str(_real), True],
+}}
+
+RIGHT = {{
+    "q1": [lambda x: jax.jvp({id}.cube, (x,), (1.0,))[1],
+           lambda x: jax.vjp({id}.cube, x)[1](1.0)[0]],
+    "q2": [jax.grad(lambda xs: jnp.sum({id}.cube(xs))),
+           lambda xs: jax.jvp(jax.vmap({id}.cube), (xs,), (jnp.ones_like(xs),))[1]],
+    "q3": [_real, jnp.int32(_real).item()],
+}}
+'''
+
+
+def lab(lab_id: str, title: str, deck: str, minutes: int = 30):
+    """The notebook of a new lab's single source (not written)."""
+    import nbformat
+    md = lambda s: _cell("markdown", s, "-")
+    code = lambda s, tags=(): _cell("code", s, "-", tags)
+    mod = lab_id.lower()
+    cells = [
+        md(f"# Lab {lab_id} · {title}\n\nOne paragraph: what the attendee does and why. Three "
+           f"tasks, about {minutes} minutes. Each has `qN.check(...)`, `qN.hint()` and "
+           "`qN.solution()`.\n\nRun the setup cell first (after a kernel restart too)."),
+        code("import workshop; workshop.setup()", ("setup",)),
+        code(f"import jax, jax.numpy as jnp\nfrom workshop.labs.{mod} import q1, q2, q3, cube"),
+        md("## Task 1 · The slope of cube\n\nWrite `slope(x)`: the derivative of `cube` at `x`, "
+           "computed by JAX, not by hand."),
+        code("def slope(x):\n    ### BEGIN SOLUTION\n    return jax.grad(cube)(x)\n"
+             "    ### END SOLUTION"),
+        code("q1.check(slope)"),
+        md("## Task 2 · Every point at once\n\nWrite `slopes(xs)`: the slope at each point of "
+           "a vector, in one batched program."),
+        code("def slopes(xs):\n    ### BEGIN SOLUTION\n    return jax.vmap(jax.grad(cube))(xs)\n"
+             "    ### END SOLUTION"),
+        code("q2.check(slopes)"),
+        md("## Task 3 · Predict the gradient's size\n\nHow many equations does the jaxpr of "
+           "`jax.grad(cube)` have at `1.0`? Predict, then check, then print it."),
+        code("prediction = None   # a whole number\n### BEGIN SOLUTION\nprediction = "
+             "len(jax.make_jaxpr(jax.grad(cube))(1.0).eqns)\n### END SOLUTION"),
+        code("q3.check(prediction)"),
+        md("## Done\n\nBack to the deck's key points."),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                       "name": "python3"},
+        "language_info": {"name": "python"},
+        "workshop": {"title": title, "lab": lab_id, "minutes": minutes, "deck": deck,
+                     "phase": int(deck[:2]) if deck[:2].isdigit() else 0},
+    }
+    return nb
+
+
+def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
+    """Write the lab's source, its checks module and its wrong answers, then its attendee copy;
+    return what the author still does by hand."""
+    from . import labgen
+    if not re.fullmatch(r"[A-Z]\d+", lab_id) or not title.strip():
+        raise nbs.KitError("new lab: give an id such as J5 (a capital letter, digits) and a title")
+    decks = [p.stem for p in nbs.decks()]
+    if deck not in decks:
+        raise nbs.KitError(f"new lab: --deck {deck!r} is not a deck: {', '.join(decks)}")
+    if any(p.name.startswith(lab_id + "-") for p in nbs.lab_sources()):
+        raise nbs.KitError(f"new lab: {lab_id} exists (nothing written)")
+    name = f"{lab_id}-{slug(title)}"
+    mod = lab_id.lower()
+    files = {nbs.SOLUTIONS / f"{name}.ipynb": nbs.normalised(lab(lab_id, title, deck, minutes)),
+             nbs.ROOT / "workshop" / "labs" / f"{mod}.py":
+                 LAB_CHECKS.format(ID=lab_id, title=title, name=name),
+             nbs.ROOT / "tests" / "wrong_answers" / f"{mod}.py": LAB_WRONG.format(ID=lab_id,
+                                                                                  id=mod)}
+    taken = [nbs.short(p) for p in files if p.exists()]
+    if taken:
+        raise nbs.KitError(f"new lab: {', '.join(taken)} exists (nothing written)")
+    for p, text in files.items():
+        p.write_text(text, encoding="utf-8")
+    labgen.generate()
+    return [f"wrote {', '.join(nbs.short(p) for p in files)} and the attendee copy "
+            f"exercises/{name}.ipynb",
+            "replace the example tasks (cube's slope) with yours, each with its wrong answers; "
+            "python -m workshop labs after every edit of the source",
+            f"then: scripts/build {lab_id} and .venv/bin/pytest -q tests/test_labs.py"]
