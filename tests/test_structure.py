@@ -127,6 +127,17 @@ def test_lab_source_has_tasks_with_solutions(path):
     assert 3 <= len(blocks) <= 5 and len(checks) == len(blocks)
 
 
+@pytest.mark.parametrize("path", nbs.lab_sources(), ids=lambda p: p.stem)
+def test_a_lab_says_how_many_tasks_and_minutes_its_metadata_says(path):
+    import re
+    nb = nbs.read(path)
+    m = re.search(r"(\w+) tasks, about (\d+) minutes", nb.cells[0].source)
+    words = {"Three": 3, "Four": 4, "Five": 5}
+    tasks = sum("### BEGIN SOLUTION" in c.source for c in nb.cells)
+    assert m and words.get(m.group(1)) == tasks, (m and m.group(0), tasks)
+    assert int(m.group(2)) == nb.metadata.workshop.minutes, (m.group(0), nb.metadata.workshop)
+
+
 def test_readme_table_matches_the_notebooks_metadata():
     readme = (nbs.ROOT / "README.md").read_text()
     for deck in DECKS:
