@@ -299,6 +299,53 @@ def test_deck_opens_in_rise_and_runs_from_the_slideshow(chromium, presenting, de
     assert problems == [], "\n".join(problems[:40])
 
 
+def _notes_of_slide(nb, k: int) -> list[str]:
+    """The notes cells' texts of slide k (1-based), whitespace collapsed."""
+    starts = [i for i, c in enumerate(nb.cells) if nbs.slide_type(c) in ("slide", "subslide")]
+    end = starts[k] if k < len(starts) else len(nb.cells)
+    return [" ".join(c.source.split()) for c in nb.cells[starts[k - 1]:end]
+            if nbs.slide_type(c) == "notes"]
+
+
+def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenting):
+    # T opens Reveal's notes window. Before workshop.speaker_notes it showed each note twice
+    # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
+    # first slide, sent the slideshow back to slide 1
+    nb = nbs.read(nbs.DECKS / "01-run-it-first.ipynb")
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(presenting["url"])
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    number = lambda: page.inner_text(".reveal .slide-number").replace(" ", "")
+    page.evaluate(NEXT_JS)
+    page.wait_for_function("() => document.querySelector('.reveal .slide-number')"
+                           ".innerText.replace(/ /g, '').startsWith('2/')", timeout=10_000)
+    page.mouse.click(640, 700)
+    page.keyboard.press("Escape")
+    with page.context.expect_page(timeout=15_000) as popup:
+        page.keyboard.press("t")
+    notes = popup.value
+    value = ".speaker-controls-notes .value"
+    t0 = time.monotonic()
+    notes.wait_for_function(f"() => {{ const v = document.querySelector('{value}');"
+                            " return v && v.innerText.trim(); }", timeout=60_000, polling=250)
+    filled = time.monotonic() - t0
+    notes.wait_for_timeout(4_000)          # the previews load and report their own slide
+    shown = " ".join(notes.inner_text(value).split())
+    starts = lambda k: [" ".join(n.split()[:8]) for n in _notes_of_slide(nb, k)]
+    assert number().startswith("2/"), f"the notes window moved the slides to {number()}"
+    for words in starts(2):   # each note once, rendered
+        assert shown.count(words) == 1, (words, shown[:300])
+    assert not any(w in shown for w in starts(1)), "slide 1's notes shown on slide 2"
+    page.bring_to_front()
+    page.evaluate(NEXT_JS)                 # the slides lead, the notes follow
+    notes.wait_for_function(f"(w) => document.querySelector('{value}').innerText"
+                            ".replace(/\\s+/g, ' ').includes(w)", arg=starts(3)[0],
+                            timeout=15_000, polling=250)
+    print(f"notes window filled in {filled:.1f} s")
+    notes.close()
+    page.close()
+
+
 def test_presenting_never_autosaves_the_committed_deck(presenting):
     # JupyterLab autosaves a notebook two minutes after a cell runs: the server present starts
     # has autosave off (its own settings folder), so the deck's outputs are never written

@@ -111,7 +111,8 @@ class Server:
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
-               f"--RiseApp.labextensions_path={extensions}"]
+               f"--RiseApp.labextensions_path={extensions}",
+               "--ServerApp.jpserver_extensions=workshop.speaker_notes=True"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token)
