@@ -316,7 +316,7 @@ def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WI
         others = len(blocks) - 1 - len(entry)
         text = "\n".join([blocks[0].split("\n")[0]] + entry)
         if others > 0:
-            notes.append(f"⋯ {others} other computation(s) (fusion bodies) not shown")
+            notes.append(f"⋯ {others} other computation(s) (fusion bodies, regions) not shown")
     shown = trim(text, max_lines, width, title="HLO (compiled, optimised)")
     shown.notes = notes + shown.notes
     return shown
