@@ -254,3 +254,24 @@ def test_batching_reads_where_vmap_keeps_the_batch_axis():
     assert ("cond", [0, 0], [0]) in nested.facts["equations"]
     with pytest.raises(ValueError, match="one in_axes entry per argument"):
         show_batching(jnp.sin, jnp.ones(3), in_axes=None)
+
+
+def test_charts_after_setup_are_sized_for_a_projector():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import workshop
+    with matplotlib.rc_context():
+        workshop.setup(quiet=True)
+        fig, ax = plt.subplots(figsize=(7, 2.6))
+        ax.plot([1, 2, 3], label="a line")
+        ax.set(xlabel="step", ylabel="count")
+        ax.legend()
+        fig.canvas.draw()
+        px = lambda t: t.get_fontsize() * fig.dpi / 72
+        texts = ([ax.xaxis.label, ax.yaxis.label] + ax.get_xticklabels()
+                 + ax.get_yticklabels() + ax.get_legend().get_texts())
+        assert texts and min(px(t) for t in texts) >= 18, sorted({px(t) for t in texts})
+        assert ax.get_lines()[0].get_linewidth() >= 2.5
+        plt.close(fig)
