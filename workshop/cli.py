@@ -24,10 +24,14 @@ def cmd_labs(args) -> int:
 
 
 def cmd_fmt(args) -> int:
-    """Strip outputs and normalise the JSON of the kit's notebooks (or check that they are)."""
+    """Strip outputs and normalise the JSON of the kit's notebooks, and write each deck's plan
+    (or check that they are current)."""
+    from . import talk
     dirty = []
     for p in nbs.select(args.notebooks):
-        text = nbs.normalised(nbs.read(p))
+        nb = nbs.read(p)
+        talk.with_plan(nb)   # a deck's plan (title slide's notes) follows its sections
+        text = nbs.normalised(nb)
         if p.read_text(encoding="utf-8") != text:
             dirty.append(nbs.short(p))
             if not args.check:

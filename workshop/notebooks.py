@@ -17,7 +17,7 @@ SOLUTIONS = EXERCISES / "solutions"
 LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
-TAGS = {"setup", "check", "slow"}   # the only cell tags the kit knows
+TAGS = {"setup", "check", "slow", "presenter"}   # the only cell tags the kit knows
 
 
 class KitError(Exception):
