@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from pypdf import PdfReader
 
-from workshop import PINNED_JAX, browser
+from workshop import PINNED_JAX, browser, talk
 from workshop import notebooks as nbs
 from workshop.builder import handouts, render
 
@@ -56,9 +56,9 @@ def test_handouts_index_lists_every_pdf_with_its_pages():
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
 def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
     nb = nbs.read(deck)
-    slides = render.slides(nb)
+    slides = render.slides(render.talk_only(nb))     # the talk as projected; no appendix
     reader = PdfReader(handouts.targets(deck)[0])
-    n = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
+    n = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells[:talk.talk_stop(nb)])
     assert len(reader.pages) == len(slides) == n
     box = reader.pages[0].mediabox
     assert abs(box.width / box.height - 16 / 9) < 0.01
@@ -91,8 +91,19 @@ def test_reading_handout_has_notes_bookmarks_and_footer(deck):
     for sec in nbs.sections(nb):
         assert sec.title in titles, f"no bookmark for section “{sec.title}”"
     text = "".join(p.extract_text() for p in reader.pages)
-    first_note = next(c.source for c in nb.cells if nbs.slide_type(c) == "notes")
-    assert _norm(first_note[:60]) in _norm(text)
+    first_note = next(n for s in render.slides(nb, reader=True) for n in s.notes)
+    assert _norm(first_note.replace("**", "")[:60]) in _norm(text)
+    # what is for the presenter only is not printed for the attendee: the plan, the → lines
+    for c in nb.cells:
+        if nbs.slide_type(c) != "notes":
+            continue
+        stage = [p for p in re.split(r"\n\s*\n", c.source) if p.lstrip().startswith("→")]
+        for p in stage:
+            assert _norm(p[:50]) not in _norm(text), f"presenter-only note printed: {p[:50]}"
+    # the appendix, when the deck has one, is printed after the talk
+    app = talk.appendix_sections(nb)
+    if app:
+        assert _norm(text).find(_norm(app[-1].title)) > _norm(text).find("Keypoints")
     title = nb.metadata.workshop.title
     last = _lig(reader.pages[-1].extract_text())
     n = len(reader.pages)
@@ -231,7 +242,8 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
     """A long output is scaled to fit its page, never clipped: its last line is printed."""
     executed = nbformat.reads(runs[(deck, None)][1], as_version=4)
     reader = PdfReader(handouts.targets(deck)[0])
-    for page, slide in zip(reader.pages, render.slides(executed)):
+    for page, slide in zip(reader.pages, render.slides(render.talk_only(executed)),
+                           strict=True):
         text = _loose(page.extract_text())
         for cell in slide.cells:
             for o in cell.get("outputs", []):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workshop import notebooks as nbs
+from workshop import talk
 
 DECKS = nbs.decks()
 ALL = nbs.all_notebooks() + sorted(nbs.EXERCISES.glob("*.ipynb"))
@@ -86,7 +87,7 @@ def test_metadata_title_and_closing_slides(deck):
     assert f"{w.minutes} minutes" in title.source
     for o in w.objectives:
         assert o in title.source, f"objective missing from the title slide: {o}"
-    closing = nbs.sections(nb)[-1]
+    closing = talk.talk_sections(nb)[-1]     # the talk's last section; the appendix follows
     text = nb.cells[closing.start].source
     assert closing.title == "Key points"
     for k in w.key_points:
@@ -147,3 +148,49 @@ def test_readme_table_matches_the_notebooks_metadata():
         row = (f"| {w.phase} | [{w.title}](decks/{deck.name}) | {w.minutes} | "
                f"[{w.lab} {lw.title}](exercises/{lab.name}) | {lw.minutes} |")
         assert row in readme, f"README row for {deck.name} should be: {row}"
+
+
+# A deck is a talk first (workshop/talk.py): its talk path fits its minutes by the kit's
+# estimate, the depth is in an appendix after the closing slide, the plan on the title slide's
+# notes is current, and each note starts with the sentence to say.
+# Decks 04–06 get their talk path and script in issue 26: until then deck 04 runs over.
+OVER_UNTIL_ISSUE_26 = {"04-transforms"}
+SCRIPTED = {"01-run-it-first", "02-tracing", "03-jit-and-the-cache"}
+
+
+@pytest.mark.parametrize("deck", [
+    pytest.param(d, marks=pytest.mark.xfail(strict=True, reason="issue 26: deck 04 runs over"))
+    if d.stem in OVER_UNTIL_ISSUE_26 else d for d in DECKS], ids=lambda p: p.stem)
+def test_the_talk_path_fits_the_decks_minutes(deck):
+    assert talk.over_minutes(nbs.read(deck)) is None, talk.over_minutes(nbs.read(deck))
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_the_appendix_follows_the_closing_slide_behind_a_divider(deck):
+    assert talk.problems(nbs.read(deck)) == []
+
+
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
+def test_the_title_notes_carry_the_current_plan(deck):
+    nb = nbs.read(deck)
+    i = talk.plan_cell_index(nb)
+    assert i is not None, "no plan in the title slide's notes: run python -m workshop fmt"
+    assert talk.PRESENTER in nbs.tags(nb.cells[i])
+    assert nb.cells[i].source == talk.plan_text(nb), "stale plan: run python -m workshop fmt"
+
+
+@pytest.mark.parametrize("deck", [d for d in DECKS if d.stem in SCRIPTED], ids=lambda p: p.stem)
+def test_each_note_starts_with_the_sentence_to_say(deck):
+    import re
+    nb = nbs.read(deck)
+    for i, c in enumerate(nb.cells):
+        if nbs.slide_type(c) != "notes" or talk.PRESENTER in nbs.tags(c):
+            continue
+        first = re.split(r"\n\s*\n", c.source.strip())[0]
+        assert re.match(r"\*\*[^*\s][^*]*\*\*", first), (
+            f"cell {i} (“{nbs.title_at(nb, i)}”): notes start with the sentence to say, in "
+            f"bold: “{first[:60]}”")
+    for s in talk.talk_sections(nb)[:-1]:
+        notes = " ".join(c.source for c in nb.cells[s.start:s.stop]
+                         if nbs.slide_type(c) == "notes")
+        assert "**Q:**" in notes, f"section “{s.title}” names no likely question (**Q:** …)"

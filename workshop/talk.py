@@ -97,6 +97,18 @@ def talk_minutes(nb) -> float:
     return sum(e.minutes for e in talk_estimates(nb))
 
 
+def over_minutes(nb) -> str | None:
+    """Why the deck's talk path does not fit its stated minutes, or None when it does."""
+    est = talk_estimates(nb)
+    total, mins = sum(e.minutes for e in est), nb.metadata.workshop.minutes
+    if total <= mins:
+        return None
+    worst = max(est, key=lambda e: e.minutes)
+    return (f"the talk path is about {total:.1f} minutes by the kit's estimate, over the "
+            f"deck's {mins} (longest: “{worst.title}”, {worst.minutes:.1f}): move depth to "
+            "the appendix")
+
+
 def plan_text(nb) -> str:
     """The presenter's plan for the title slide's notes: the deck's minutes and each talk
     section's estimate, then the appendix sections by name. Written by `workshop fmt`; a

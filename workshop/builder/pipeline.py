@@ -74,7 +74,9 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
         shrunk=handouts.shrunk_of(handouts.targets(p)[0]) or []) for p in paths]
     exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
                              if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
-    print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD))
+    decks = [p for p in paths if handouts.is_deck(p)]
+    print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD,
+                       decks))
     kit = [p for p in paths if handouts.is_kit(p)]
     where = [f"executed in {nbs.short(EXECUTED)}/"] if kit else []
     where += ["handouts in handouts/"] if pdf and kit else []

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import notebooks as nbs
+from .. import talk
 
 _ANCHOR = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>')
 # What is the author's and not the reader's: nbgrader's solution markers in a lab's code, the
@@ -36,15 +37,21 @@ class Slide:
     notes: list[str] = field(default_factory=list)
 
 
-def slides(nb) -> list[Slide]:
+def slides(nb, reader: bool = False) -> list[Slide]:
+    """The slides of `nb` as RISE groups them. `reader=True`: the notes as the attendee's
+    reading handout prints them, without what is for the presenter only (a notes cell tagged
+    `presenter`, a paragraph that starts with →)."""
     out: list[Slide] = []
     for cell in nb.cells:
         st = nbs.slide_type(cell)
         if st == "skip" or "check" in nbs.tags(cell):
             continue
         if st == "notes":
-            if out:
-                out[-1].notes.append(cell.source)
+            text = cell.source
+            if reader:
+                text = "" if talk.PRESENTER in nbs.tags(cell) else talk.reader_notes(text)
+            if out and text:
+                out[-1].notes.append(text)
             continue
         if st in ("slide", "subslide") or not out:
             out.append(Slide(nbs.heading(cell) or "", 1 if st == "slide" else 2))
@@ -211,8 +218,17 @@ def _doc(title: str, css: str, body: str) -> str:
             f"<body>{body}</body></html>")
 
 
+def talk_only(nb):
+    """`nb` up to its appendix: the slides PDF is the talk as projected. The appendix (the depth
+    kept for readers and questions) is printed in the reading handout, after the talk."""
+    import copy
+    out = copy.copy(nb)
+    out.cells = nb.cells[: talk.talk_stop(nb)]
+    return out
+
+
 def slides_html(nb, title: str) -> str:
-    ss = slides(nb)
+    ss = slides(talk_only(nb))
     pages = []
     for i, s in enumerate(ss, 1):
         cells = "".join(cell_html(c) for c in s.cells)
@@ -224,7 +240,7 @@ def slides_html(nb, title: str) -> str:
 
 def reading_html(nb, title: str) -> str:
     parts = []
-    for s in slides(nb):
+    for s in slides(nb, reader=True):
         cells = "".join(cell_html(c) for c in s.cells)
         # one box a slide, kept with its slide (never alone on a page)
         notes = (f"<div class='notes'><b>Notes</b> {''.join(markdown(n) for n in s.notes)}</div>"

@@ -50,12 +50,77 @@ def shrunk(results: list[Result]) -> list[str]:
             for r in results for page, k in r.shrunk]
 
 
-def write(results: list[Result], notes: list[str], folder) -> str:
+def talk_time(decks: list) -> str:
+    """Each deck's talk path against its minutes by the kit's estimate (workshop.talk), then a
+    table per deck a presenter can plan with: each talk section, its minutes and when it starts."""
+    from .. import notebooks as nbs
+    from .. import talk
+    if not decks:
+        return ""
+    rows = ["| deck | minutes | talk estimate | talk slides | appendix sections | fits |",
+            "|---|---:|---:|---:|---:|---|"]
+    per = []
+    for path in decks:
+        nb = nbs.read(path)
+        est = talk.talk_estimates(nb)
+        total = sum(e.minutes for e in est)
+        mins = nb.metadata.workshop.minutes
+        rows.append(f"| {path.stem} | {mins} | {total:.1f} | {sum(e.slides for e in est)} "
+                    f"| {max(len(talk.appendix_sections(nb)) - 1, 0)} "
+                    f"| {'yes' if total <= mins else 'NO: over by ' + f'{total - mins:.1f}'} |")
+        part = [f"\n{path.stem} ({mins} minutes):\n",
+                "| section | words | code cells | slides | minutes | starts at |",
+                "|---|---:|---:|---:|---:|---:|"]
+        at = 0.0
+        for e in est:
+            part.append(f"| {e.title} | {e.words} | {e.code_cells} | {e.slides} "
+                        f"| {e.minutes:.1f} | {at:.0f} |")
+            at += e.minutes
+        per.append("\n".join(part))
+    return ("\n\nTalk time (notes at 130 words a minute × 1.2, 25 s a visible code cell, 5 s a "
+            "slide, +15% for questions; the talk path only):\n\n" + "\n".join(rows)
+            + "\n" + "\n".join(per))
+
+
+def slow_on_stage(results: list[Result], decks: list) -> list[str]:
+    """Talk-path cells (not the setup cell) over talk.TALK_CELL_BUDGET: a silent pause on
+    stage. Times from this run, or from the deck's last executed copy when it was current."""
+    from .. import notebooks as nbs
+    from .. import talk
+    from .execute import _cell_seconds
+    out = []
+    by_name = {r.name: r for r in results}
+    for path in decks:
+        nb = nbs.read(path)
+        r = by_name.get(nbs.short(path))
+        times = r.times if r and r.times else []
+        if not times:
+            from .pipeline import executed_path
+            copy = executed_path(path)
+            if copy.exists():
+                times = [_cell_seconds(c) for c in nbs.read(copy).cells]
+        stop = talk.talk_stop(nb)
+        for i, s in enumerate(times[:stop]):
+            cell = nb.cells[i] if i < len(nb.cells) else None
+            if (cell is not None and s > talk.TALK_CELL_BUDGET and talk.is_visible_code(cell)
+                    and "setup" not in nbs.tags(cell)):
+                out.append(f"{path.stem}: cell {i} “{nbs.title_at(nb, i)}” took {s:.2f} s "
+                           f"(on stage: {talk.TALK_CELL_BUDGET} s)")
+    return out
+
+
+def write(results: list[Result], notes: list[str], folder, decks: list = ()) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     text = table(results)
     if notes:
         text += ("\n\nOver budget, or shrunk to fit a page:\n"
                  + "\n".join(f"- {n}" for n in notes))
+    stage = slow_on_stage(results, list(decks))
+    if stage:
+        text += ("\n\nTalk-path cells over 1.5 s (a silent pause on stage: warm it in the "
+                 "section's setup, precompute, or move it to the appendix):\n"
+                 + "\n".join(f"- {n}" for n in stage))
+    text += talk_time(list(decks))
     _atomic(folder / "report.md", text + "\n")
     _atomic(folder / "report.json", json.dumps([asdict(r) for r in results], indent=1) + "\n")
     return text
