@@ -155,7 +155,7 @@ def test_readme_table_matches_the_notebooks_metadata():
 # notes is current, and each note starts with the sentence to say.
 # Decks 04–06 get their talk path and script in issue 26: until then deck 04 runs over.
 OVER_UNTIL_ISSUE_26 = {"04-transforms"}
-SCRIPTED = {"01-run-it-first", "02-tracing", "03-jit-and-the-cache"}
+NOT_SCRIPTED_UNTIL_ISSUE_26 = {"04-transforms", "05-structure", "06-devices"}
 
 
 @pytest.mark.parametrize("deck", [
@@ -179,7 +179,8 @@ def test_the_title_notes_carry_the_current_plan(deck):
     assert nb.cells[i].source == talk.plan_text(nb), "stale plan: run python -m workshop fmt"
 
 
-@pytest.mark.parametrize("deck", [d for d in DECKS if d.stem in SCRIPTED], ids=lambda p: p.stem)
+@pytest.mark.parametrize("deck", [d for d in DECKS if d.stem not in NOT_SCRIPTED_UNTIL_ISSUE_26],
+                         ids=lambda p: p.stem)
 def test_each_note_starts_with_the_sentence_to_say(deck):
     import re
     nb = nbs.read(deck)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from . import notebooks as nbs
+from . import talk
 
 RISE = {"center": False, "controls": True, "height": 720, "margin": 0, "minScale": 0.2,
         "progress": True, "scroll": True, "slideNumber": "c/t", "theme": "white",
@@ -54,19 +55,19 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
         _cell("markdown", f"# {title}\n\n**JAX Core, From the Inside** · phase {phase} · "
               f"{minutes} minutes\n\n" + "\n".join(f"- {o}" for o in objectives), "slide"),
         _cell("code", "import workshop; workshop.setup()", "-", ("setup",)),
-        _cell("markdown", "Run the setup cell first: eight fake CPU devices, and one line with "
-              "the JAX version. Then say what this deck is for.", "notes"),
+        _cell("markdown", "**The sentence that says what this deck is for.**\n\n→ Run the setup "
+              "cell first: eight fake CPU devices, and one line with the JAX version.", "notes"),
     ]
     for name, code, check in SECTION_CODE:
         cells += [_cell("markdown", f"## {name}\n\nOne sentence the slide claims.", "slide"),
                   _cell("code", code, "-")]
         if check:
             cells.append(_cell("code", check, "skip", ("check",)))
-        cells.append(_cell("markdown", "What to say, what to point at, the likely question.",
-                           "notes"))
+        cells.append(_cell("markdown", "**The one sentence to say.**\n\n→ Where to point.\n\n"
+                           "**Q:** The likely question? A: Its answer.", "notes"))
     cells += [_cell("markdown", "## Key points\n\n" + "\n".join(f"- {k}" for k in key_points)
                     + f"\n\nNext: lab {lab}.", "slide"),
-              _cell("markdown", "The recap in one breath, then the lab.", "notes")]
+              _cell("markdown", "**The recap in one breath, then the lab.**", "notes")]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
@@ -98,7 +99,9 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     css.write_text(f"/* {name}: jupyterlab-rise asks for a stylesheet named after the deck; "
                    "the styles of every deck are\n   in rise.css beside it. This file is here "
                    "so that the request finds one (no 404). */\n", encoding="utf-8")
-    path.write_text(nbs.normalised(deck(phase, title, lab, minutes)), encoding="utf-8")
+    nb = deck(phase, title, lab, minutes)
+    talk.with_plan(nb)    # the presenter's plan in the title slide's notes, as fmt writes it
+    path.write_text(nbs.normalised(nb), encoding="utf-8")
     todo = [f"wrote {nbs.short(path)} and {nbs.short(css)}"]
     labs = [p for p in nbs.lab_sources() if p.name.startswith(lab + "-")]
     if labs:
