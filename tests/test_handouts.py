@@ -8,6 +8,7 @@ import sys
 
 import nbformat
 import pytest
+from conftest import pdf_pages
 from pypdf import PdfReader
 
 from workshop import PINNED_JAX, browser, talk
@@ -58,18 +59,19 @@ def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
     nb = nbs.read(deck)
     slides = render.slides(render.talk_only(nb))     # the talk as projected; no appendix
     reader = PdfReader(handouts.targets(deck)[0])
+    pages = pdf_pages(handouts.targets(deck)[0])
     n = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells[:talk.talk_stop(nb)])
-    assert len(reader.pages) == len(slides) == n
+    assert len(reader.pages) == len(pages) == len(slides) == n
     box = reader.pages[0].mediabox
     assert abs(box.width / box.height - 16 / 9) < 0.01
-    for page, slide in zip(reader.pages, slides):
-        text = _norm(page.extract_text())
+    for page, slide in zip(pages, slides):
+        text = _norm(page)
         assert _norm(slide.title) in text, f"slide “{slide.title}” not on its page"
         for cell in slide.cells:
             if cell.cell_type == "code":
                 first = cell.source.split("\n")[0]
                 assert _norm(first) in text, f"“{first}” missing from “{slide.title}”"
-    whole = _norm("".join(p.extract_text() for p in reader.pages))
+    whole = _norm("".join(pages))
     hidden = [c for c in nb.cells if "check" in nbs.tags(c) or nbs.slide_type(c) == "notes"]
     assert hidden
     for c in hidden:
@@ -90,7 +92,9 @@ def test_reading_handout_has_notes_bookmarks_and_footer(deck):
     walk(reader.outline)
     for sec in nbs.sections(nb):
         assert sec.title in titles, f"no bookmark for section “{sec.title}”"
-    text = "".join(p.extract_text() for p in reader.pages)
+    pages = pdf_pages(handouts.targets(deck)[1])
+    assert len(pages) == len(reader.pages)
+    text = "".join(pages)
     first_note = next(n for s in render.slides(nb, reader=True) for n in s.notes)
     assert _norm(first_note.replace("**", "")[:60]) in _norm(text)
     # what is for the presenter only is not printed for the attendee: the plan, the → lines
@@ -105,7 +109,7 @@ def test_reading_handout_has_notes_bookmarks_and_footer(deck):
     if app:
         assert _norm(text).find(_norm(app[-1].title)) > _norm(text).find("Keypoints")
     title = nb.metadata.workshop.title
-    last = _lig(reader.pages[-1].extract_text())
+    last = _lig(pages[-1])
     n = len(reader.pages)
     assert re.search(rf"{re.escape(title)} · JAX {re.escape(PINNED_JAX)} · built "
                      rf"\d{{4}}-\d{{2}}-\d{{2}}", last)
@@ -241,10 +245,9 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_again():
 def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
     """A long output is scaled to fit its page, never clipped: its last line is printed."""
     executed = nbformat.reads(runs[(deck, None)][1], as_version=4)
-    reader = PdfReader(handouts.targets(deck)[0])
-    for page, slide in zip(reader.pages, render.slides(render.talk_only(executed)),
-                           strict=True):
-        text = _loose(page.extract_text())
+    pages = pdf_pages(handouts.targets(deck)[0])
+    for page, slide in zip(pages, render.slides(render.talk_only(executed)), strict=True):
+        text = _loose(page)
         for cell in slide.cells:
             for o in cell.get("outputs", []):
                 if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
@@ -275,7 +278,7 @@ FOR_THE_AUTHOR = ["scaled to", "pass max_lines", "BEGIN SOLUTION",
 
 @pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
 def test_nothing_for_the_author_and_no_near_empty_page(pdf):
-    pages = [_lig(p.extract_text()) for p in PdfReader(pdf).pages]
+    pages = [_lig(p) for p in pdf_pages(pdf)]
     for i, text in enumerate(pages, 1):
         flat = re.sub(r"\s+", "", text)
         for bad in FOR_THE_AUTHOR:
