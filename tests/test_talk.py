@@ -138,3 +138,20 @@ def test_the_report_shows_the_talk_time_per_deck_and_section():
         assert f"| {s.title} |" in text
     for s in talk.appendix_sections(nb):
         assert f"| {s.title} |" not in text
+
+
+def test_the_report_lists_talk_cells_over_the_stage_budget_only(tmp_path):
+    from workshop.builder import report
+    from workshop.builder.execute import Result
+    nb = _deck()
+    path = tmp_path / "01-t.ipynb"
+    nbformat.write(nb, path)
+    times = [0.0] * len(nb.cells)
+    times[1] = 3.0      # the setup cell imports JAX: not a pause on stage
+    times[4] = 1.6      # "x = 1", on the talk path: listed
+    times[5] = 9.0      # a hidden check: the room never waits for it
+    times[14] = 9.0     # "y = 2", in the appendix: not on stage
+    got = report.slow_on_stage([Result(name=nbs.short(path), times=times)], [path])
+    assert len(got) == 1 and "cell 4 “One” took 1.60 s" in got[0]
+    times[4] = 1.5      # at the budget: fine
+    assert report.slow_on_stage([Result(name=nbs.short(path), times=times)], [path]) == []
