@@ -1,7 +1,8 @@
 """`python -m workshop doctor`: what an attendee or presenter needs to know, each with its fix."""
 from __future__ import annotations
 
-import subprocess
+import functools
+import re
 import sys
 
 from . import browser, env
@@ -38,10 +39,42 @@ def fresh_kernel_devices() -> str:
     return run_code("import workshop; workshop.setup()")
 
 
-def _jupyter(*args) -> str:
-    p = subprocess.run([sys.executable, "-m", "jupyter", *args], capture_output=True,
-                       text=True, timeout=120)
-    return p.stdout + p.stderr
+def _listing(fill) -> str:
+    """What a `jupyter ... list` command prints, from its own function, in this process (the
+    command itself takes about 20 s on a loaded 2-core machine, most of it start-up)."""
+    import contextlib
+    import io
+    import logging
+    import warnings
+    buf = io.StringIO()
+    log = logging.Logger("workshop.doctor.listing", logging.INFO)
+    log.addHandler(logging.StreamHandler(buf))
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), \
+            warnings.catch_warnings():   # some print; traitlets warns about its own API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        fill(log)
+    return re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue())
+
+
+@functools.cache
+def lab_extensions() -> str:
+    """`jupyter labextension list`: each extension with enabled/disabled and OK/X."""
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab.commands import AppOptions, list_extensions
+    return _listing(lambda log: list_extensions(AppOptions(
+        logger=log, labextensions_path=jupyter_path("labextensions"))))
+
+
+@functools.cache
+def server_extensions() -> str:
+    """`jupyter server extension list`: each server extension, enabled or not, validated."""
+    from jupyter_server.extension.serverextension import ListServerExtensionsApp
+
+    def fill(log):
+        app = ListServerExtensionsApp()
+        app.log = log
+        app.list_server_extensions()
+    return _listing(fill)
 
 
 def main() -> int:
@@ -80,8 +113,7 @@ def main() -> int:
         else:
             r.bad("fresh kernel", line or "no banner",
                   f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
-    labs = _jupyter("labextension", "list")
-    server = _jupyter("server", "extension", "list")
+    labs, server = lab_extensions(), server_extensions()
     rise_lab = any("jupyterlab-rise" in ln and "enabled" in ln and "OK" in ln
                    for ln in labs.splitlines())
     rise_server = any("jupyterlab_rise" in ln and "enabled" in ln for ln in server.splitlines())
