@@ -76,8 +76,8 @@ def pytest_collection_modifyitems(items):
         if "runs" in getattr(item, "fixturenames", ()):
             if "job" in params:
                 WANTED.add(params["job"])
-            if "deck" in params:
-                WANTED.add((params["deck"], None))
+            # a deck's, or any notebook's, whole run (a lab solution's, by its path)
+            WANTED.update((v, None) for v in params.values() if (v, None) in JOBS)
 
 
 @pytest.fixture(scope="session")
