@@ -1,0 +1,100 @@
+"""The workshop schedule: made from the notebooks' metadata, committed current (its Markdown and
+its printed page), agreeing with the README's table and the presenter's guide's timings."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from workshop import notebooks as nbs
+from workshop import schedule, talk
+from workshop.builder import handouts
+
+
+def _rows(text: str) -> dict[str, int]:
+    """{'01': 45, 'J1': 25, …} from the schedule's Markdown."""
+    return {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"\| \[(?:Deck|Lab) (\w+) · [^|]*\]\([^)]*\) \| (\d+) \|", text)}
+
+
+def test_the_committed_schedule_is_current_and_printed():
+    text = schedule.markdown()
+    assert schedule.SOURCE.read_text(encoding="utf-8") == text, \
+        "docs/schedule.md is stale: run python -m workshop schedule --write"
+    assert handouts.stamp_of(schedule.PDF) == schedule.digest(text), \
+        "handouts/schedule.pdf is stale: run python -m workshop schedule --write"
+    index = (handouts.HANDOUTS / "README.md").read_text()
+    assert f"| [schedule.pdf](schedule.pdf) | {handouts.pages_of(schedule.PDF)} |" in index
+
+
+def test_every_deck_and_lab_has_its_metadata_minutes_once_in_the_schedule():
+    got = _rows(schedule.SOURCE.read_text(encoding="utf-8"))
+    want = {}
+    for p in nbs.decks():
+        want[p.stem[:2]] = nbs.read(p).metadata.workshop.minutes
+    for p in nbs.lab_sources():
+        w = nbs.read(p).metadata.workshop
+        want[w.lab] = w.minutes
+    assert got == want
+
+
+def test_the_readme_table_and_the_guides_timings_agree_with_the_schedule():
+    rows = _rows(schedule.SOURCE.read_text(encoding="utf-8"))
+    readme = (nbs.ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (nbs.DECKS / "README.md").read_text(encoding="utf-8")
+    for p in nbs.decks():
+        w = nbs.read(p).metadata.workshop
+        lab = w.lab
+        row = re.search(rf"^\| {w.phase} \| \[[^]]+\]\(decks/{re.escape(p.name)}\) \| (\d+) \| "
+                        rf"\[{lab} [^]]+\]\([^)]+\) \| (\d+) \|$", readme, re.M)
+        assert row, f"README.md's table has no row for {p.stem} and {lab}"
+        assert (int(row[1]), int(row[2])) == (rows[p.stem[:2]], rows[lab]), p.stem
+        g = re.search(rf"^\| {p.stem[:2]} [^|]+\| (\d+) min \| {lab}, (\d+) min \|", guide, re.M)
+        assert g, f"decks/README.md's timings have no row for {p.stem}"
+        assert (int(g[1]), int(g[2])) == (rows[p.stem[:2]], rows[lab]), p.stem
+
+
+def test_a_decks_slot_holds_its_talk_path_estimate():
+    # why the schedule gives a deck its stated minutes: the estimate fits inside them
+    for p in nbs.decks():
+        nb = nbs.read(p)
+        assert talk.talk_minutes(nb) <= nb.metadata.workshop.minutes, p.stem
+
+
+def test_days_sessions_and_breaks():
+    days = schedule.plan("08:30", 120)
+    for rows in days:
+        assert rows[0].start == 8 * 60 + 30
+        assert [r.what for r in rows].count("Lunch") == 1
+        for a, b in zip(rows, rows[1:]):
+            assert a.stop == b.start
+        run = 0
+        for r in rows:   # never more than a session of teaching without a break
+            run = 0 if r.item is None else run + r.stop - r.start
+            assert run <= 120
+    # each lab right after its deck
+    items = [r.item for rows in days for r in rows if r.item]
+    for a, b in zip(items, items[1:]):
+        if b.kind == "lab":
+            assert a.kind == "deck"
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--start", "25:00"], "--start '25:00': give a time of day as HH:MM"),
+    (["--session", "30"], "--session 30: give"),
+    (["--session", "ninety"], "--session 'ninety': give whole minutes"),
+    (["--start", "21:00"], "would run past midnight"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, says):
+    p = subprocess.run([sys.executable, "-m", "workshop", "schedule", *args],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+    assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stdout[:200])
+    assert p.stderr.strip().count("\n") == 0 and says in p.stderr, p.stderr
+
+
+def test_another_start_shifts_the_day():
+    p = subprocess.run([sys.executable, "-m", "workshop", "schedule", "--start", "10:00"],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+    assert p.returncode == 0 and "| 10:00–10:45 | [Deck 01" in p.stdout
