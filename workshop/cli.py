@@ -60,7 +60,18 @@ def cmd_drift(args) -> int:
 
 def cmd_present(args) -> int:
     from . import present
-    return present.main(args.deck, port=args.port, open_browser=not args.no_browser)
+    return present.main(args.deck, port=args.port, open_browser=not args.no_browser,
+                        rehearse=args.rehearse)
+
+
+def cmd_schedule(args) -> int:
+    from . import schedule
+    return schedule.main(args.start, args.session, write_files=args.write)
+
+
+def cmd_compose(args) -> int:
+    from . import compose
+    return compose.main(args.out, args.title, args.sections, force=args.force)
 
 
 def cmd_new(args) -> int:
@@ -106,7 +117,25 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("deck", nargs="?", help="03, 3 or a name; none lists the decks")
     pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")
     pr.add_argument("--no-browser", action="store_true", help="print the URL only")
+    pr.add_argument("--rehearse", action="store_true",
+                    help="record when each slide is shown; on Ctrl-C write "
+                         "build/rehearsal/DECK-TIME.md (planned against actual minutes)")
     pr.set_defaults(fn=cmd_present)
+    sc = sub.add_parser("schedule", help="the two-day workshop: decks, labs, breaks")
+    sc.add_argument("--start", default="09:00", help="the day's start, HH:MM (default 09:00)")
+    sc.add_argument("--session", default="120", metavar="MIN",
+                    help="the most minutes of teaching between breaks (default 120)")
+    sc.add_argument("--write", action="store_true",
+                    help="write docs/schedule.md and print handouts/schedule.pdf")
+    sc.set_defaults(fn=cmd_schedule)
+    co = sub.add_parser("compose", help="a talk made of sections of several decks")
+    co.add_argument("out", help="the notebook to write, e.g. talks/jit-talk.ipynb")
+    co.add_argument("--title", required=True)
+    co.add_argument("sections", nargs="+", metavar="DECK:SECTION",
+                    help='e.g. 01:"The four stations of a jitted call" (a unique prefix '
+                         "of the title will do)")
+    co.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    co.set_defaults(fn=cmd_compose)
     nw = sub.add_parser("new", help="start a new deck or lab that the tests accept")
     what = nw.add_subparsers(dest="what", required=True)
     nd = what.add_parser("deck", help="decks/NN-title.ipynb and its stylesheet")

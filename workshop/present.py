@@ -5,6 +5,8 @@ Jupyter's token (random, passed through the environment so it is not in `ps`). T
 kernel is started before the browser opens. Autosave is off for this server (its own settings
 folder), so running cells never rewrites the committed deck. Ctrl-C, SIGTERM and SIGHUP (the
 terminal closed) all stop the server and its kernels. Each server has its own log.
+`--rehearse` records when each slide is shown and, when the server stops, writes the rehearsal
+report (`workshop.rehearse`): planned against actual minutes, per slide and per section.
 """
 from __future__ import annotations
 
@@ -84,7 +86,8 @@ def session_for(base: str, token: str, rel: str) -> dict:
 class Server:
     """A JupyterLab process on loopback; `stop()` always ends it."""
 
-    def __init__(self, port: int | None = None, log: Path | None = None):
+    def __init__(self, port: int | None = None, log: Path | None = None,
+                 rehearsal: Path | None = None):
         if port is not None and not 1024 <= port <= 65535:
             raise nbs.KitError(f"--port {port}: pick a port from 1024 to 65535 "
                                "(or leave it out for a free one)")
@@ -116,6 +119,10 @@ class Server:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token)
+        env.pop("WORKSHOP_REHEARSAL", None)
+        if rehearsal is not None:   # the page script posts slide changes; the server logs them
+            rehearsal.parent.mkdir(parents=True, exist_ok=True)
+            env["WORKSHOP_REHEARSAL"] = str(rehearsal)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, env=env,
                                      start_new_session=True)
@@ -168,7 +175,8 @@ class Server:
         self.log.with_suffix(".open.html").unlink(missing_ok=True)
 
 
-def main(deck: str | None, port: int | None = None, open_browser: bool = True) -> int:
+def main(deck: str | None, port: int | None = None, open_browser: bool = True,
+         rehearse: bool = False) -> int:
     if not deck:
         print("Decks (scripts/present NAME, e.g. scripts/present 01):")
         print(list_decks())
@@ -177,7 +185,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True) -
     nbs.read(path)
     rel = path.relative_to(nbs.ROOT).as_posix()
     t0 = time.monotonic()
-    server = Server(port)
+    from . import rehearse as rh
+    log = rh.log_path(path) if rehearse else None
+    server = Server(port, rehearsal=log)
 
     def ended(signum, frame):   # the terminal closed or a kill: stop as on Ctrl-C
         raise KeyboardInterrupt
@@ -191,6 +201,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True) -
         print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
               f"{nbs.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
               "server.", flush=True)
+        if log is not None:
+            print(f"present: rehearsing: each slide's time is recorded; Ctrl-C here ends the "
+                  f"rehearsal and writes {nbs.short(log.with_suffix('.md'))}", flush=True)
         if open_browser:
             webbrowser.open(server.opener(url))
         while server.proc.poll() is None:
@@ -205,4 +218,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True) -
         print(f"present: {e}", file=sys.stderr)
         return 1
     finally:
+        ended_at = time.time()
         server.stop()
+        if log is not None:
+            report = rh.write_report(path, log, ended_at)
+            print(f"present: rehearsal report {nbs.short(report)}" if report else
+                  "present: rehearsal: no slide was shown, no report", flush=True)

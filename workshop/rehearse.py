@@ -1,0 +1,161 @@
+"""The presenter's plan slide by slide, and the rehearsal report.
+
+`plan(nb)`: each slide's planned seconds, its share of the kit's talk-time estimate
+(`workshop.talk.estimate` over the slide's own cells: its notes' words, its visible code cells,
+the slide itself; the estimate is a sum, so the slides' shares add up to the talk path's
+`talk.talk_minutes`). The page script (`workshop.speaker_notes`) gives these to reveal.js's own
+pacing (`data-timing` on each slide, `totalTime` the talk path) and puts a plan line at the top
+of each slide's notes.
+
+`present --rehearse`: the page script posts each slide change to the server extension, which
+appends it to a log (build/rehearsal/DECK-TIME.log, one JSON line each: the server's time and the
+slide); when the server stops, `write_report` turns the log into build/rehearsal/DECK-TIME.md:
+planned against actual minutes per slide and per section, and the slides that ran longest.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import notebooks as nbs
+from . import talk
+
+DIR = nbs.ROOT / "build" / "rehearsal"
+
+
+@dataclass
+class Slide:
+    number: int        # 1-based, as RISE numbers it
+    title: str
+    section: str
+    seconds: float     # planned
+    at: float          # planned seconds before it
+    appendix: bool
+
+
+def plan(nb) -> list[Slide]:
+    starts = [i for i, c in enumerate(nb.cells) if nbs.slide_type(c) in ("slide", "subslide")]
+    if not starts:
+        return []
+    starts[0] = 0                       # anything before the first slide shows on it
+    secs = nbs.sections(nb)
+    out, at = [], 0.0
+    for k, (a, b) in enumerate(zip(starts, starts[1:] + [len(nb.cells)])):
+        sec = next((s for s in secs if s.start <= a < s.stop), None)
+        appendix = bool(sec and talk.is_appendix(nb, sec))
+        seconds = talk.estimate("", nb.cells[a:b]).minutes * 60
+        out.append(Slide(k + 1, nbs.title_at(nb, a) if a else nbs.heading(nb.cells[0]) or "",
+                         sec.title if sec else "Title and setup", seconds, at, appendix))
+        if not appendix:
+            at += seconds
+    return out
+
+
+def mmss(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def page_plan(nb) -> dict:
+    """What the page script needs: each slide's whole seconds (reveal's data-timing) and its
+    plan line for the notes; the talk path's total."""
+    slides = plan(nb)
+    talk_s = sum(s.seconds for s in slides if not s.appendix)
+    by_section: dict[str, float] = {}
+    for s in slides:
+        by_section[s.section] = by_section.get(s.section, 0) + s.seconds
+    lines = []
+    for s in slides:
+        if s.appendix:
+            lines.append(f"→ Plan: appendix, not on the talk path ({mmss(s.seconds)} if shown)")
+        else:
+            lines.append(f"→ Plan: this slide {mmss(s.seconds)} · done by "
+                         f"{mmss(s.at + s.seconds)} of {mmss(talk_s)} · section “{s.section}” "
+                         f"{by_section[s.section] / 60:.0f} min")
+    return {"total": max(1, round(talk_s)), "timing": [max(1, round(s.seconds)) for s in slides],
+            "lines": lines}
+
+
+# ---- the rehearsal: a log of slide changes, then the report
+
+def log_path(deck: Path) -> Path:
+    return DIR / f"{deck.stem}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+
+
+def read_log(log: Path) -> list[dict]:
+    out = []
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def actual(events: list[dict], end: float) -> dict[int, float]:
+    """Seconds on each slide: from each change to the next (the last until `end`)."""
+    events = sorted(events, key=lambda e: e["t"])
+    got: dict[int, float] = {}
+    for a, b in zip(events, events[1:] + [{"t": end}]):
+        got[a["slide"]] = got.get(a["slide"], 0.0) + max(0.0, b["t"] - a["t"])
+    return got
+
+
+def report(nb, deck_name: str, events: list[dict], end: float) -> str:
+    slides = plan(nb)
+    got = actual(events, end) if events else {}
+    m = lambda s: f"{s / 60:.1f}"
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(min(e["t"] for e in events))) \
+        if events else "never"
+    total_plan = sum(s.seconds for s in slides if not s.appendix)
+    total_got = sum(got.values())
+    out = [f"# Rehearsal: {deck_name}", "",
+           f"Started {started}; {len(got)} of {len(slides)} slides shown; "
+           f"{m(total_got)} minutes in all against {m(total_plan)} planned for the talk path "
+           f"(the kit's talk-time estimate: notes at {talk.WORDS_PER_MINUTE} words a minute × "
+           f"{talk.EXPLAIN}, {talk.CODE_CELL_S} s a code cell, {talk.SLIDE_S} s a slide, "
+           f"+{talk.QUESTIONS:.0%} for questions). Minutes; + is over the plan.", "",
+           "## Slides that ran longest", "", "| slide | title | planned | actual | over |",
+           "|---:|---|---:|---:|---:|"]
+    shown = [s for s in slides if s.number in got]
+    for s in sorted(shown, key=lambda s: got[s.number] - s.seconds, reverse=True)[:5]:
+        out.append(f"| {s.number} | {s.title} | {m(s.seconds)} | {m(got[s.number])} | "
+                   f"{(got[s.number] - s.seconds) / 60:+.1f} |")
+    out += ["", "## By section", "", "| section | planned | actual | over |",
+            "|---|---:|---:|---:|"]
+    order: list[str] = []
+    for s in slides:
+        if s.section not in order:
+            order.append(s.section)
+    for sec in order:
+        mine = [s for s in slides if s.section == sec]
+        p = sum(s.seconds for s in mine)
+        if not any(s.number in got for s in mine):
+            if not all(s.appendix for s in mine):
+                out.append(f"| {sec} | {m(p)} | not shown | |")
+            continue
+        a = sum(got.get(s.number, 0.0) for s in mine)
+        out.append(f"| {sec} | {m(p)} | {m(a)} | {(a - p) / 60:+.1f} |")
+    out += ["", "## By slide", "", "| slide | title | section | planned | actual | over |",
+            "|---:|---|---|---:|---:|---:|"]
+    for s in slides:
+        if s.appendix and s.number not in got:
+            continue
+        a = got.get(s.number)
+        cols = f"{m(a)} | {(a - s.seconds) / 60:+.1f}" if a is not None else "not shown |"
+        out.append(f"| {s.number} | {s.title} | {s.section} | {m(s.seconds)} | {cols} |")
+    return "\n".join(out) + "\n"
+
+
+def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None:
+    """build/rehearsal/DECK-TIME.md beside the log; None when nothing was shown."""
+    events = [e for e in read_log(log) if isinstance(e.get("slide"), int)]
+    if not events:
+        return None
+    nb = nbs.read(deck)
+    out = log.with_suffix(".md")
+    out.write_text(report(nb, nbs.short(deck), events, end or time.time()), encoding="utf-8")
+    return out
