@@ -257,8 +257,9 @@ _RUNS: list = []      # one entry each time the cached "tracer" below really run
 
 
 def _make_tracer():
-    """A stand-in for what JAX caches (trace_to_jaxpr and friends): an lu.cache'd function
-    of a WrappedFun that calls it and records that it ran."""
+    """A stand-in for a trace cache: an lu.cache'd function of a WrappedFun (as pmap's
+    _cached_shard_map is on JAX 0.12; jit's trace_to_jaxpr is a weakref LRU cache on the plain
+    function instead) that calls it and records that it ran."""
     lu, _ = _lu()
 
     @lu.cache
