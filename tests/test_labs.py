@@ -206,14 +206,16 @@ def test_solution_works_from_a_non_editable_install(tmp_path):
     import shutil
     import subprocess
     import sys
+    from pathlib import Path
     src = tmp_path / "src"
     shutil.copytree(nbs.ROOT / "workshop", src / "workshop",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("pyproject.toml", "README.md"):
         shutil.copy(nbs.ROOT / f, src / f)
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                    "--no-build-isolation", "--target", str(site), str(src)],
+    uv = Path(sys.executable).with_name("uv")   # the lock's uv (.venv has no pip)
+    subprocess.run([str(uv), "pip", "install", "-q", "--python", sys.executable, "--no-deps",
+                    "--no-index", "--no-build-isolation", "--target", str(site), str(src)],
                    check=True, timeout=300, capture_output=True)
     assert (site / "workshop" / "labs" / "solutions.json").is_file()
     code = ("import workshop; print(workshop.__file__)\n"
