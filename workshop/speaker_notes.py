@@ -63,12 +63,17 @@ SCRIPT = """<script>/* workshop: the notes window shows each slide's rendered no
       var t = PLAN.timing[i];
       if (t !== undefined && sec.getAttribute('data-timing') !== String(t))
         sec.setAttribute('data-timing', String(t));
-      var a = sec.querySelector(':scope > aside.notes');
-      if (a && PLAN.lines[i] && !a.querySelector(':scope > .workshop-plan')) {
+      // the line sits in the slide's first notes aside, and says this slide's plan (RISE
+      // may build or move asides after the first pass: checked on every change)
+      var a = sec.querySelector('aside.notes'), line = PLAN.lines[i];
+      sec.querySelectorAll('.workshop-plan').forEach(function (p) {
+        if (p.parentNode !== a || p.textContent !== line) p.remove();
+      });
+      if (a && line && !a.querySelector(':scope > .workshop-plan')) {
         var p = document.createElement('p');
         p.className = 'workshop-plan';
         p.style.cssText = 'font-size:0.8em;color:#555;margin:0 0 0.5em';
-        p.textContent = PLAN.lines[i];
+        p.textContent = line;
         a.insertBefore(p, a.firstChild);
       }
     });
@@ -134,16 +139,10 @@ def page_plan_for(root: str | None, rel: str | None) -> dict | None:
         return None
     from . import notebooks as nbs
     from . import rehearse
-    try:
-        nb = nbs.read(Path(root or nbs.ROOT) / rel)
-    except nbs.KitError:
-        return None
+    nb = nbs.read(Path(root or nbs.ROOT).expanduser() / rel.lstrip("/"))
     if "rise" not in nb.metadata:
         return None
-    try:
-        return rehearse.page_plan(nb)
-    except Exception:   # never keep a deck from opening over its plan
-        return None
+    return rehearse.page_plan(nb)
 
 
 
@@ -162,7 +161,11 @@ def _load_jupyter_server_extension(serverapp) -> None:
         if name != "index.html":
             return page
         rel = (ns.get("page_config") or {}).get("notebookPath")
-        plan = page_plan_for(self.settings.get("server_root_dir"), rel)
+        try:
+            plan = page_plan_for(self.settings.get("server_root_dir"), rel)
+        except Exception as e:   # never keep a deck from opening over its plan
+            self.log.warning("workshop: no pacing plan for %s: %s", rel, e)
+            plan = None
         return page.replace("</body>", script(plan, bool(os.environ.get(LOG_ENV)))
                             + "\n</body>", 1)
 

@@ -1,0 +1,142 @@
+"""The presenter's tools in a real headless Chromium: reveal.js's pacing in the notes window
+(each slide's planned time from the kit's estimate) and `present --rehearse`'s report after a
+scripted run through a few slides. One `present 01 --rehearse` server for both."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from test_present import NEXT_JS, chromium, stop_present  # noqa: F401  (chromium: a fixture)
+
+from workshop import notebooks as nbs
+from workshop import rehearse
+from workshop.present import free_port
+
+DECK = nbs.DECKS / "01-run-it-first.ipynb"
+NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number');"
+             " return e && e.innerText.replace(/ /g, '').startsWith(n + '/'); }")
+
+
+@pytest.fixture(scope="module")
+def rehearsing():
+    p = subprocess.Popen([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                          "--rehearse", "--port", str(free_port())], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, cwd=nbs.ROOT)
+    seen, url, log = [], None, None
+    end = time.monotonic() + 180
+    while time.monotonic() < end and url is None:
+        line = p.stdout.readline()
+        if not line and p.poll() is not None:
+            break
+        seen.append(line)
+        m = re.search(r"http://\S+", line)
+        url = m.group(0) if m else None
+    for _ in range(3):
+        line = p.stdout.readline()
+        seen.append(line)
+        m = re.search(r"writes (build/rehearsal/\S+)\.md", line)
+        if m:
+            log = nbs.ROOT / (m.group(1) + ".log")
+            break
+    if url is None or log is None:
+        p.kill()
+        pytest.fail("present --rehearse printed no URL or no report path:\n" + "".join(seen))
+    state = {"proc": p, "url": url, "log": log}
+    yield state
+    stop_present(p)
+
+
+def _open(browser_, url):
+    page = browser_.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(url)
+    page.wait_for_selector(".reveal .slides section.present", timeout=120_000)
+    return page
+
+
+def _go(page, n: int) -> None:
+    page.evaluate(NEXT_JS)
+    page.wait_for_function(NUMBER_IS, arg=n, timeout=15_000, polling=100)
+
+
+def _events(log) -> list[int]:
+    return [e["slide"] for e in rehearse.read_log(log)]
+
+
+@pytest.mark.browser
+def test_the_notes_window_paces_the_talk_against_the_plan(chromium, rehearsing):  # noqa: F811
+    nb = nbs.read(DECK)
+    plan = rehearse.page_plan(nb)
+    k = 3                                   # a known slide: its planned time, and the total
+    page = _open(chromium, rehearsing["url"])
+    # reveal's own pacing is on: each slide carries its planned seconds, totalTime is set
+    page.wait_for_function("(t) => [...document.querySelectorAll('.reveal .slides "
+                           "section:not(.stack)')].map(s => +s.dataset.timing).join() === t",
+                           arg=",".join(map(str, plan["timing"])), timeout=30_000)
+    for n in range(2, k + 1):
+        _go(page, n)
+    page.mouse.click(640, 700)
+    page.keyboard.press("Escape")
+    with page.context.expect_page(timeout=15_000) as popup:
+        page.keyboard.press("t")
+    notes = popup.value
+    notes.wait_for_function("() => { const p = document.querySelector('.speaker-controls-time "
+                            ".pacing'); return p && getComputedStyle(p).display !== 'none' && "
+                            "/ahead|on-track|behind/.test(p.className) && "
+                            "/\\d/.test(p.innerText); }", timeout=60_000, polling=250)
+    line = plan["lines"][k - 1]
+    notes.wait_for_function("(t) => document.querySelector('.speaker-controls-notes .value')"
+                            ".innerText.replace(/\\s+/g, ' ').includes(t)", arg=line,
+                            timeout=90_000, polling=250)
+    title = notes.inner_text(".speaker-controls-time .pacing-title")
+    left = notes.inner_text(".speaker-controls-time .pacing").replace("\n", "")
+    # PACING: time left to the end of slide k = its planned end less the time since T
+    h, m, s = (abs(int(x)) for x in re.findall(r"-?\d+", left)[:3])
+    planned_end = sum(plan["timing"][:k])
+    assert planned_end - 150 <= h * 3600 + m * 60 + s <= planned_end, (left, planned_end)
+    pace = notes.get_attribute(".speaker-controls-time .pacing", "class")
+    assert "ahead" in pace or "on-track" in pace, pace
+    assert re.search(r"this slide \d+:\d\d · done by \d+:\d\d of \d+:\d\d", line)
+    print(f"notes window: {title.strip()} {left.strip()}; {line}")
+    notes.close()
+    page.close()
+
+
+@pytest.mark.browser
+def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: F811
+    log = rehearsing["log"]
+    page = _open(chromium, rehearsing["url"])
+    page.wait_for_function("() => true")
+    end = time.monotonic() + 30
+    while _events(log)[-1:] != [1] and time.monotonic() < end:   # the first slide, posted
+        time.sleep(0.2)
+    assert _events(log)[-1:] == [1], _events(log)
+    before = len(_events(log))
+    for n in (2, 3, 4):
+        page.wait_for_timeout(1500 if n != 3 else 4000)   # the time on a slide is the point
+        _go(page, n)
+        end = time.monotonic() + 15
+        while _events(log)[-1:] != [n] and time.monotonic() < end:
+            time.sleep(0.2)
+    assert _events(log)[before - 1:] == [1, 2, 3, 4]
+    page.wait_for_timeout(1000)
+    page.close()
+    p = rehearsing["proc"]
+    assert stop_present(p) == 0
+    out = p.stdout.read()
+    m = re.search(r"rehearsal report (build/rehearsal/\S+\.md)", out)
+    assert m, out
+    text = (nbs.ROOT / m.group(1)).read_text(encoding="utf-8")
+    print(text)
+    plan = rehearse.plan(nbs.read(DECK))
+    rows = {int(r[0]): r for r in re.findall(
+        r"^\| (\d+) \| [^|]+ \| [^|]+ \| ([\d.]+) \| ([\d.]+|not shown) \|", text, re.M)}
+    for n in (1, 2, 3, 4):
+        assert rows[n][1] == f"{plan[n - 1].seconds / 60:.1f}"
+        assert rows[n][2] != "not shown"
+    assert rows[5][2] == "not shown"
+    assert "## Slides that ran longest" in text and "## By section" in text
+    json.dumps(rows)
