@@ -140,3 +140,28 @@ def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: 
     assert rows[5][2] == "not shown"
     assert "## Slides that ran longest" in text and "## By section" in text
     json.dumps(rows)
+
+
+def test_the_report_sums_slides_into_sections_and_names_the_longest():
+    # no browser: a log as the server writes it, the report as present writes it at the end
+    nb = nbs.read(DECK)
+    plan = rehearse.plan(nb)
+    events = [{"t": 0, "slide": 1}, {"t": 30, "slide": 2}, {"t": 330, "slide": 3},
+              {"t": 345, "slide": 2}]
+    got = rehearse.actual(events, end=405)
+    assert got == {1: 30, 2: 360, 3: 15}          # slide 2 twice: 300 s, then 60 s
+    text = rehearse.report(nb, "decks/01", events, end=405)
+    longest = text.split("## Slides that ran longest")[1].split("##")[0]
+    assert re.search(rf"^\| 2 \| {re.escape(plan[1].title)} \| [\d.]+ \| 6\.0 \|", longest,
+                     re.M), longest
+    first_row = [r for r in longest.splitlines() if r.startswith("| ") and "slide" not in r][0]
+    assert first_row.startswith("| 2 |")
+    sec = plan[1].section
+    mine = [s for s in plan if s.section == sec]
+    want = sum(got.get(s.number, 0) for s in mine) / 60
+    assert re.search(rf"^\| {re.escape(sec)} \| [\d.]+ \| {want:.1f} \|", text, re.M)
+    assert f"| {plan[4].number} | {plan[4].title} | {plan[4].section} | " \
+           f"{plan[4].seconds / 60:.1f} | not shown |" in text
+    # the shares of the slides add up to the talk path's estimate
+    from workshop import talk
+    assert abs(sum(s.seconds for s in plan if not s.appendix) - talk.talk_minutes(nb) * 60) < 1
