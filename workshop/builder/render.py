@@ -134,6 +134,8 @@ SLIDES_CSS = """
 .slide .foot { position: absolute; bottom: 10px; left: 48px; right: 48px; font-size: 14px;
                color: #555; display: flex; justify-content: space-between; }
 .slide .workshop-shown div { font-size: 20px; }
+.slide .slide-credit { position: absolute; bottom: 34px; left: 48px; right: 48px; margin: 0;
+                       font-size: 13px; color: #555; }
 """
 
 READING_CSS = """
@@ -152,6 +154,7 @@ pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: 
 .notes p, .notes li { widows: 4; orphans: 3; }   /* never a line or two alone on a page */
 .section { break-before: page; }
 .workshop-shown div { font-size: 8pt; }
+.credit { font-size: 8pt; color: #555; margin: 0 0 3mm; }
 """
 
 # Scale a slide's content down to fit its page: a long output is shrunk, never cut. What was
@@ -212,6 +215,17 @@ OVERFLOW_JS = """
 A4_CONTENT_PX = 672   # 210 mm less 2 × 16 mm margins, at 96 px per inch
 
 
+# On each handout's first page: whose it is, under which licence, how to credit it (README's
+# "Licence and credit"); the quoted JAX source keeps its own licence.
+CREDIT = ("JAX Core, From the Inside · text and slides CC BY 4.0, code MIT · credit: "
+          "“Adapted from JAX Core, From the Inside (CC BY 4.0)” · JAX source excerpts © The JAX "
+          "Authors, Apache-2.0")
+
+
+def credit(cls: str = "credit") -> str:
+    return f"<p class='{cls}'>{html.escape(CREDIT)}</p>"
+
+
 def _doc(title: str, css: str, body: str) -> str:
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{BASE_CSS}{css}</style></head>"
@@ -233,6 +247,7 @@ def slides_html(nb, title: str) -> str:
     for i, s in enumerate(ss, 1):
         cells = "".join(cell_html(c) for c in s.cells)
         pages.append(f"<section class='slide'><div class='inner'>{cells}</div>"
+                     + (credit("credit slide-credit") if i == 1 else "") +
                      f"<div class='foot'><span>{html.escape(title)}</span>"
                      f"<span>{i} / {len(ss)}</span></div></section>")
     return _doc(title, SLIDES_CSS, "".join(pages))
@@ -247,9 +262,9 @@ def reading_html(nb, title: str) -> str:
                  if s.notes else "")
         cls = "part section" if s.level == 1 and parts else "part"
         parts.append(f"<div class='{cls}'>{cells}{notes}</div>")
-    return _doc(title, READING_CSS, "".join(parts))
+    return _doc(title, READING_CSS, credit() + "".join(parts))
 
 
 def sheet_html(nb, title: str) -> str:
     cells = [cell_html(c) for c in nb.cells if "check" not in nbs.tags(c)]
-    return _doc(title, READING_CSS, "<div class='part'>" + "".join(cells) + "</div>")
+    return _doc(title, READING_CSS, credit() + "<div class='part'>" + "".join(cells) + "</div>")
