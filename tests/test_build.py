@@ -82,8 +82,10 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
 def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_path):
     before = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
     # named exactly like the kit's own deck and lab: the reuse flow copies without renaming
-    deck = tiny(tmp_path / "01-run-it-first.ipynb", "x = 1", "print(x + 1)", deck=True)
-    lab = tiny(tmp_path / "J1-trace-read-raw.ipynb", "print('a lab, copied')")
+    # each run prints something new, as a deck's timings and ids are: a reprint would differ
+    deck = tiny(tmp_path / "01-run-it-first.ipynb", "import uuid", "print(uuid.uuid4())",
+                deck=True)
+    lab = tiny(tmp_path / "J1-trace-read-raw.ipynb", "import uuid; print(uuid.uuid4())")
     made = [handouts.COPIES / n for n in ("01-run-it-first.slides.pdf", "01-run-it-first.pdf",
                                           "J1-trace-read-raw.pdf")]
     for m in made:
@@ -95,6 +97,13 @@ def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_p
         assert handouts.stamp_of(m) == handouts.inputs_hash(src), m
     after = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
     assert after == before, "building a copy changed the kit's handouts/"
+    # --force runs them again (a rerun's outputs differ: timings, ids) and keeps the bytes of
+    # every PDF whose inputs did not change, as it does for the kit's own handouts
+    printed = [m.read_bytes() for m in made]
+    again = wk("build", "--force", str(deck), str(lab))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "executing 2 notebook(s)" in again.stdout
+    assert [m.read_bytes() for m in made] == printed
     # a copy inside the checkout (an attendee's sheet in exercises/) is a copy too
     sheet = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
     assert handouts.targets(sheet) == [handouts.COPIES / "J1-trace-read-raw.pdf"]
@@ -153,7 +162,12 @@ def test_a_truncated_handout_is_stale_not_a_crash(tmp_path):
     assert handouts.stamp_of(cut) is None   # so `current` is False and the build reprints it
 
 
-def test_a_stray_file_in_handouts_is_named_and_left_alone():
+def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_alone():
+    deck = nbs.decks()[0]
+    pdfs = handouts.targets(deck)
+    # a stale handout would be rebuilt into the tree by this very command: say so, write nothing
+    assert handouts.current(deck), f"run scripts/build 01 first: {nbs.short(pdfs[0])} is stale"
+    before = [p.stat().st_mtime_ns for p in pdfs]
     stray = handouts.HANDOUTS / "zz-not-a-handout.pdf"
     index = (handouts.HANDOUTS / "README.md").read_bytes()
     stray.write_bytes(b"%PDF-1.4 truncated")
@@ -161,6 +175,8 @@ def test_a_stray_file_in_handouts_is_named_and_left_alone():
         assert stray in handouts.strays()
         p = wk("build", "01")   # current in a clean clone: neither run nor printed
         assert p.returncode == 0, p.stdout + p.stderr
+        assert "1 notebook(s) current, not rebuilt" in p.stdout and "executing" not in p.stdout
+        assert [q.stat().st_mtime_ns for q in pdfs] == before
         assert "handouts/zz-not-a-handout.pdf is not a handout of the kit: left alone" \
             in p.stdout
         assert stray.read_bytes() == b"%PDF-1.4 truncated"
@@ -270,14 +286,3 @@ def test_the_printer_sees_no_font_but_dejavu():
                             env={**os.environ, **env}, timeout=30).stdout
     families = {f.split(",")[0] for f in listed.split("\n") if f}
     assert families and all(f.startswith("DejaVu") for f in families), families
-
-
-def test_a_forced_rebuild_keeps_the_bytes_of_handouts_whose_inputs_did_not_change():
-    deck = nbs.decks()[0]
-    pdfs = handouts.targets(deck)
-    assert handouts.current(deck), f"run scripts/build 01 first: {nbs.short(pdfs[0])} is stale"
-    before = [p.read_bytes() for p in pdfs]
-    p = wk("build", "--force", "01")   # runs the deck again: new timings in its outputs
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "executing 1 notebook" in p.stdout
-    assert [q.read_bytes() for q in pdfs] == before

@@ -163,7 +163,8 @@ def _run(cmd: list[str], what: str, **kw) -> None:
     if p.returncode != 0:
         lines = [ln for ln in (p.stderr + p.stdout).split("\n")
                  if ln.strip() and "is ignored: it is neither" not in ln]
-        why = next((ln for ln in lines if ln.startswith("ERROR")), lines[-1] if lines else "")
+        why = next((ln for ln in lines if ln.startswith(("ERROR", "error:"))),
+                   lines[-1] if lines else "")
         raise nbs.KitError(f"{what}: {why.strip()[:300]}")
 
 
@@ -185,13 +186,15 @@ def side_env(version: str, base: str = sys.executable) -> Path:
     home.mkdir(parents=True)
     print(f"drift: making a side environment with JAX {version} in {nbs.short(home)}/ "
           f"(Python {base_version}; a few minutes, once)", file=sys.stderr)
+    uv = [str(_uv()), "pip", "install", "-q", "--compile-bytecode", "--python", str(py)]
     try:
-        _run([base, "-m", "venv", str(home / "venv")], "drift: cannot make a venv")
+        _run([base, "-m", "venv", "--without-pip", str(home / "venv")],
+             "drift: cannot make a venv")
         req = home / "lock-without-jax.txt"
         req.write_text("\n".join(rest) + "\n")
-        _run([str(py), "-m", "pip", "install", "-q", "--require-hashes", "--no-deps", "-r",
-              str(req)], "drift: the lock does not install")
-        _run([str(py), "-m", "pip", "install", "-q", f"jax=={version}", f"jaxlib=={version}"],
+        _run(uv + ["--require-hashes", "--no-deps", "-r", str(req)],
+             "drift: the lock does not install")
+        _run(uv + [f"jax=={version}", f"jaxlib=={version}"],
              f"drift: jax=={version} and jaxlib=={version} do not install on Python "
              f"{base_version}")
     except BaseException:
@@ -199,6 +202,16 @@ def side_env(version: str, base: str = sys.executable) -> Path:
         raise
     stamp.write_text(want)
     return py
+
+
+def _uv() -> Path:
+    """The lock's uv, beside this Python (scripts/setup installs it), or one on PATH."""
+    here = Path(sys.executable).with_name("uv")
+    found = here if here.exists() else shutil.which("uv")
+    if not found:
+        raise nbs.KitError("drift: no uv beside this Python or on PATH (scripts/setup installs "
+                           "the lock's)")
+    return Path(found)
 
 
 def _blocks(lock: str) -> list[str]:
