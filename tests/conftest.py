@@ -70,10 +70,19 @@ class Runs(dict):
 WANTED: set = set()
 
 
+SLOW_FILES = {"test_present.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if "runs" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        # the marks follow the machinery: a notebook run, a browser, a server or a scratch kit
+        if fixtures & {"runs"} or item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+        if fixtures & {"chromium", "printer"}:
+            item.add_marker(pytest.mark.browser)
+        if "runs" in fixtures:
             if "job" in params:
                 WANTED.add(params["job"])
             # a deck's, or any notebook's, whole run (a lab solution's, by its path)
