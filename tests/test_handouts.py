@@ -309,3 +309,10 @@ def test_an_output_is_rendered_by_its_richest_printable_form():
             "data": {"text/html": "<b>h</b>", "text/markdown": "m", "text/plain": "p"}}
     assert render.output(html) == "<div class='out html'><b>h</b></div>"
 
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
+def test_each_handout_says_its_licence_and_credit_on_page_one(src):
+    for pdf in handouts.targets(src):
+        first = _norm(pdf_pages(pdf)[0])
+        for part in ("CC BY 4.0", "code MIT", "The JAX Authors, Apache-2.0"):
+            assert _norm(part) in first, f"{pdf.name}: page 1 does not say “{part}”"

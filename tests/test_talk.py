@@ -155,3 +155,13 @@ def test_the_report_lists_talk_cells_over_the_stage_budget_only(tmp_path):
     assert len(got) == 1 and "cell 4 “One” took 1.60 s" in got[0]
     times[4] = 1.5      # at the budget: fine
     assert report.slow_on_stage([Result(name=nbs.short(path), times=times)], [path]) == []
+
+
+def test_the_report_takes_a_copy_that_states_no_minutes(tmp_path):
+    from workshop.builder import report
+    nb = _deck()
+    del nb.metadata["workshop"]["minutes"]
+    path = tmp_path / "talk.ipynb"
+    nbformat.write(nb, path)
+    assert "| talk | |" in report.talk_time([path]) and "no minutes stated" in \
+        report.talk_time([path])

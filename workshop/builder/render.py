@@ -217,9 +217,9 @@ A4_CONTENT_PX = 672   # 210 mm less 2 × 16 mm margins, at 96 px per inch
 
 # On each handout's first page: whose it is, under which licence, how to credit it (README's
 # "Licence and credit"); the quoted JAX source keeps its own licence.
-CREDIT = ("JAX Core, From the Inside · text and slides CC BY 4.0, code MIT · credit: "
-          "“Adapted from JAX Core, From the Inside (CC BY 4.0)” · JAX source excerpts © The JAX "
-          "Authors, Apache-2.0")
+CREDIT = ("JAX Core, From the Inside · slides, notes and labs CC BY 4.0 · code MIT · quoted "
+          "JAX source © The JAX Authors, Apache-2.0 (see NOTICE) · reusing it: “Adapted from "
+          "JAX Core, From the Inside, CC BY 4.0”")
 
 
 def credit(cls: str = "credit") -> str:
