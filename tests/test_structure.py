@@ -153,14 +153,7 @@ def test_readme_table_matches_the_notebooks_metadata():
 # A deck is a talk first (workshop/talk.py): its talk path fits its minutes by the kit's
 # estimate, the depth is in an appendix after the closing slide, the plan on the title slide's
 # notes is current, and each note starts with the sentence to say.
-# Decks 04–06 get their talk path and script in issue 26: until then deck 04 runs over.
-OVER_UNTIL_ISSUE_26 = {"04-transforms"}
-NOT_SCRIPTED_UNTIL_ISSUE_26 = {"04-transforms", "05-structure", "06-devices"}
-
-
-@pytest.mark.parametrize("deck", [
-    pytest.param(d, marks=pytest.mark.xfail(strict=True, reason="issue 26: deck 04 runs over"))
-    if d.stem in OVER_UNTIL_ISSUE_26 else d for d in DECKS], ids=lambda p: p.stem)
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
 def test_the_talk_path_fits_the_decks_minutes(deck):
     assert talk.over_minutes(nbs.read(deck)) is None, talk.over_minutes(nbs.read(deck))
 
@@ -179,8 +172,7 @@ def test_the_title_notes_carry_the_current_plan(deck):
     assert nb.cells[i].source == talk.plan_text(nb), "stale plan: run python -m workshop fmt"
 
 
-@pytest.mark.parametrize("deck", [d for d in DECKS if d.stem not in NOT_SCRIPTED_UNTIL_ISSUE_26],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
 def test_each_note_starts_with_the_sentence_to_say(deck):
     import re
     nb = nbs.read(deck)
