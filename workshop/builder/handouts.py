@@ -160,11 +160,31 @@ def pages_of(pdf: Path) -> int | None:
         return None
 
 
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _fix_outline(w, headings: list[str]) -> None:
+    """Chromium builds the bookmarks from the laid-out headings and drops the space where a
+    long heading wraps ("bytesper policy"); give each bookmark its heading's own text back."""
+    from pypdf.generic import NameObject, TextStringObject
+    proper = {_squeezed(h): h for h in headings}
+    node = w._root_object.get("/Outlines")
+    stack = [node.get_object()["/First"]] if node and "/First" in node.get_object() else []
+    while stack:
+        item = stack.pop().get_object()
+        title = str(item.get("/Title", ""))
+        if _squeezed(title) in proper and proper[_squeezed(title)] != title:
+            item[NameObject("/Title")] = TextStringObject(proper[_squeezed(title)])
+        stack += [item[k] for k in ("/First", "/Next") if k in item]
+
+
 def _stamp(data: bytes, title: str, digest: str, day: str, source: str,
-           shrunk: list | None = None) -> bytes:
+           shrunk: list | None = None, headings: list[str] = ()) -> bytes:
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import ArrayObject, ByteStringObject
     w = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    _fix_outline(w, list(headings))
     date = "D:" + day.replace("-", "") + "000000Z"
     w.metadata = None
     w.add_metadata({"/Title": title, "/Author": "JAX Core, From the Inside",
@@ -407,7 +427,8 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
             continue
         data, shrunk = printer.pdf(html, kind, footer)
         data = _stamp(data, title, digest, day, nbs.short(src),
-                      shrunk if kind == "slides" else None)
+                      shrunk if kind == "slides" else None,
+                      [title] + [h for h in map(nbs.heading, executed.cells) if h])
         write_atomic(path, data)
         out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0, shrunk))
     return out
