@@ -92,7 +92,8 @@ def test_reading_handout_has_notes_bookmarks_and_footer(deck):
     walk(reader.outline)
     for sec in nbs.sections(nb):
         assert sec.title in titles, f"no bookmark for section “{sec.title}”"
-    headings = {h for h in map(nbs.heading, nb.cells) if h} | {nb.metadata.workshop.title}
+    headings = {nbs.plain(h) for h in map(nbs.heading, nb.cells) if h}
+    headings.add(nb.metadata.workshop.title)
     assert set(titles) <= headings, f"bookmarks not a heading: {set(titles) - headings}"
     pages = pdf_pages(handouts.targets(deck)[1])
     assert len(pages) == len(reader.pages)

@@ -110,6 +110,12 @@ def heading(cell) -> str | None:
     return None
 
 
+def plain(text: str) -> str:
+    """Markdown's inline marks off, as a rendered heading reads: `code`, **bold**, [link](url)."""
+    import re
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).replace("`", "").replace("**", "")
+
+
 def audience_problems(nb) -> list[str]:
     """What would put author material in front of the audience, one line each: in a deck (a
     notebook with RISE metadata) every cell needs a known slide type (a cell without one shows

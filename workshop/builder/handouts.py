@@ -428,7 +428,7 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
         data, shrunk = printer.pdf(html, kind, footer)
         data = _stamp(data, title, digest, day, nbs.short(src),
                       shrunk if kind == "slides" else None,
-                      [title] + [h for h in map(nbs.heading, executed.cells) if h])
+                      [title] + [nbs.plain(h) for h in map(nbs.heading, executed.cells) if h])
         write_atomic(path, data)
         out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0, shrunk))
     return out
