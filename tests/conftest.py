@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import workshop
@@ -27,6 +29,13 @@ def pytest_configure(config):
         pytest.exit(f"tests: {flags}", returncode=2)
     # The in-process lab checks trace with JAX: give this process the kit's devices too.
     workshop.setup(quiet=True)
+
+
+# scripts/test --full: every deck section also runs alone in a fresh kernel of its own (65 more
+# kernels). By default a section's verdict comes from its deck's whole run, which forgets every
+# name and reruns the setup cell before each section (execute.with_section_resets): the same
+# proof that a section needs only the setup's names, without JAX's state starting fresh.
+FULL = bool(os.environ.get("WORKSHOP_TEST_FULL"))
 
 
 def _jobs():
@@ -61,9 +70,18 @@ class Runs(dict):
         self.wanted = wanted
 
     def __missing__(self, job):
-        todo = [j for j in JOBS if j not in self and (j in self.wanted or j == job)]
-        self.update(zip(todo, execute.run_many(todo, allow_errors=True,
-                                                preamble=drift.PREAMBLE)))
+        path, section = job
+        if section is not None and not FULL:   # from the deck's whole run, sections reset
+            result, text = self[(path, None)]
+            executed = nbformat.reads(text, as_version=4)
+            sec = nbs.sections(executed)[section]
+            self[job] = (execute.section_result(result, executed, sec), None)
+            return self[job]
+        wanted = self.wanted if FULL else {(p, None) for p, _ in self.wanted}
+        todo = [j for j in JOBS if j not in self and (j in wanted or j == job)
+                and (FULL or j[1] is None)]
+        self.update(zip(todo, execute.run_many(todo, allow_errors=True, preamble=drift.PREAMBLE,
+                                                sections_alone=not FULL)))
         return self[job]
 
 
@@ -73,6 +91,7 @@ WANTED: set = set()
 SLOW_FILES = {"test_present.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
 
 
+@pytest.hookimpl(trylast=True)   # after -k and -m deselect: only the selected tests' runs
 def pytest_collection_modifyitems(items):
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -1,5 +1,6 @@
-"""Every notebook runs top to bottom in a fresh kernel; every deck section runs alone after the
-setup cell; every refuses demo raised what it claims, and one that stops raising fails."""
+"""Every notebook runs top to bottom in a fresh kernel; every deck section runs with only the
+setup cell's names (its deck's run resets them before it; `scripts/test --full`: alone, in a
+fresh kernel); every refuses demo raised what it claims, and one that stops raising fails."""
 from __future__ import annotations
 
 import re
@@ -107,3 +108,45 @@ def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path,
     # drift names it as the cell where the run stopped
     (b,) = drift.breaks_in(tmp_path / "hangs.ipynb", ran, result.stopped, result.failure.cell)
     assert (b.cell, b.kind, b.title, b.detail) == (2, "stopped", "A slide", says)
+
+
+def _deck(*sections):
+    """A small deck: a setup cell, then `## ` sections of code cells."""
+    nb = nbformat.v4.new_notebook()
+    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
+        "slideshow": {"slide_type": "slide"}})
+    nb.cells = [slide("# A deck"), nbformat.v4.new_code_cell("SETUP = 1")]
+    for title, *codes in sections:
+        nb.cells += [slide(f"## {title}")] + [nbformat.v4.new_code_cell(c) for c in codes]
+    return nb
+
+
+def test_a_section_that_needs_an_earlier_sections_name_fails_alone(tmp_path):
+    # the default suite's section check: the whole run forgets every name before each section
+    # and reruns the setup, so a section that leans on an earlier one fails as its copy alone
+    # would, while the top-to-bottom order and its outputs stay the deck's own
+    nb = _deck(("First", "x = 41", "x + 1"), ("Second", "SETUP + 1"), ("Third", "x + 1"),
+               ("Fourth", "y = SETUP + 2", "y"))
+    result, ran = execute.execute(nb, "deck", tmp_path, allow_errors=True, sections_alone=True)
+    assert len(ran.cells) == len(nb.cells) == 12, "the reset cells are taken out again"
+    assert ran.cells[4].outputs[0]["data"]["text/plain"] == "42"
+    verdicts = {s.title: execute.section_result(result, ran, s) for s in nbs.sections(ran)}
+    assert [t for t, r in verdicts.items() if not r.ok] == ["Third"]
+    third = verdicts["Third"].failure
+    assert third.cell == 8 and "NameError" in third.error and "'x'" in third.error
+    assert not result.ok and result.failure.cell == 8   # the whole run fails there too
+    assert ran.cells[11].outputs[0]["data"]["text/plain"] == "3"   # and went on past it
+    # without the resets the same deck runs clean: the check is the reset, not the deck
+    plain, _ = execute.execute(_deck(("First", "x = 41"), ("Third", "x + 1")), "deck", tmp_path)
+    assert plain.ok
+
+
+def test_a_setup_that_fails_when_rerun_is_the_sections_failure(tmp_path):
+    nb = _deck(("First", "1"), ("Second", "2"))
+    nb.cells[1].source = "assert 'ran' not in dir(__import__('builtins')); " \
+                         "__import__('builtins').ran = 1"
+    result, ran = execute.execute(nb, "deck", tmp_path, allow_errors=True, sections_alone=True)
+    first, second = (execute.section_result(result, ran, s) for s in nbs.sections(ran))
+    assert first.ok and not second.ok
+    assert "the setup cell, run alone" in second.failure.error
+    assert "AssertionError" in second.failure.error and not result.ok

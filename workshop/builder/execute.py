@@ -39,6 +39,7 @@ class Result:
     status: str = ""               # "current": inputs unchanged, neither run nor exported
     stopped: str = ""              # allow_errors: why the run ended before the last cell
     shrunk: list = field(default_factory=list)   # (slides PDF page, scale) printed below 100%
+    setup_failures: list = field(default_factory=list)   # sections_alone: a reset that failed
 
     @property
     def ok(self) -> bool:
@@ -54,14 +55,37 @@ def _cell_seconds(cell) -> float:
     return max((parse(b) - parse(a)).total_seconds(), 0.0)
 
 
+# Before a section that runs code of its own: the kernel forgets every name (IPython's
+# %reset; the modules stay imported) and the setup cell runs again, so the section runs with
+# what a speaker's copy of it alone would have (nbs.section_notebook): the setup and itself
+RESET = "get_ipython().run_line_magic('reset', '-f')\n"
+INJECTED = "workshop_injected"
+
+
+def with_section_resets(nb):
+    """`nb` with a reset-and-setup cell (marked INJECTED) before each section whose code a
+    whole run would otherwise run with the earlier sections' names still defined."""
+    import nbformat
+    setup = nb.cells[nbs.setup_index(nb)].source
+    starts = [sec.start for sec in nbs.sections(nb)[1:] if not nbs.covered_by_whole_run(nb, sec)]
+    for i in reversed(starts):
+        cell = nbformat.v4.new_code_cell(RESET + setup)
+        cell.metadata[INJECTED] = nbs.title_at(nb, i)
+        nb.cells.insert(i, cell)
+    return nb
+
+
 def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
-            preamble: str | None = None, kernel_name: str = "python3") -> tuple[Result, object]:
+            preamble: str | None = None, kernel_name: str = "python3",
+            sections_alone: bool = False) -> tuple[Result, object]:
     """Run `nb` top to bottom in a fresh kernel of this Python (or of the kernel spec
     `kernel_name`); never raises for a cell error.
 
     allow_errors: go on past a failing cell (the error stays in its outputs); a timeout or a
     dead kernel still stops the run. preamble: code run in the kernel first, as a cell that is
-    removed again, so the cell indices of the result are the notebook's own.
+    removed again, so the cell indices of the result are the notebook's own. sections_alone:
+    each section (of a deck) starts from the setup cell's names only (with_section_resets; the
+    cells it adds are removed again, and a failure in one is the section's).
     """
     import nbclient
     import nbformat
@@ -70,6 +94,8 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
 
     result = Result(name=name, cells=len(nb.cells))
     t0 = time.perf_counter()
+    if sections_alone:
+        with_section_resets(nb)
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
     with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name) as km:
@@ -85,11 +111,24 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         if failure is not None and any(o.get("output_type") == "error"
                                        for o in first.get("outputs", [])):
             raise RuntimeError(f"{name}: the preamble failed: {failure}")
+    injected = [i for i, c in enumerate(nb.cells) if INJECTED in c.metadata]
+    last_started -= sum(i < last_started for i in injected)
+    for i in reversed(injected):
+        cell = nb.cells.pop(i)
+        err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+        if err:   # section_result finds it by the section's title
+            failure = failure or f"{err['ename']}: {err['evalue']}"
+            result.setup_failures.append((cell.metadata[INJECTED], f"{err['ename']}: "
+                                          f"{err['evalue']}".split("\n")[0][:300]))
     if allow_errors and halted:
         result.stopped = failure   # a timeout or a dead kernel: the cells after it never ran
     elif allow_errors:
         failure = next((f"{o['ename']}: {o['evalue']}" for c in nb.cells
-                        for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
+                        for o in c.get("outputs", []) if o.get("output_type") == "error"),
+                       None)
+        if failure is None and result.setup_failures:
+            title, err = result.setup_failures[0]
+            failure = f"the setup cell, run again before “{title}”: {err}"
     if failure is not None:
         if halted:   # a timeout or a dead kernel: the cell that was running
             idx = last_started
@@ -107,6 +146,31 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         i = max(after_setup, key=result.times.__getitem__)
         result.slowest = (i, nbs.title_at(nb, i), result.times[i])
     return result, nb
+
+
+def section_result(whole: Result, executed, section) -> Result:
+    """A deck section's own verdict from a sections_alone whole run of the deck (`executed` is
+    that run's notebook): the first error among its cells, or its reset-and-setup failing, or
+    the run having stopped (a timeout, a dead kernel) before the section ended."""
+    name = f"{whole.name} § {section.title}"
+    res = Result(name=name, cells=section.stop - section.start)
+    for title, err in whole.setup_failures:
+        if title == section.title:
+            res.failure = Failure(section.start, title, f"the setup cell, run alone: {err}")
+            return res
+    for i in range(section.start, section.stop):
+        c = executed.cells[i]
+        err = next((o for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
+        if c.cell_type == "code" and err:
+            res.failure = Failure(i, nbs.title_at(executed, i),
+                                  f"{err['ename']}: {err['evalue']}".split("\n")[0][:300])
+            return res
+    if whole.stopped and whole.failure and whole.failure.cell < section.stop:
+        res.failure = Failure(whole.failure.cell, whole.failure.title,
+                              f"the run stopped before the section ended: {whole.stopped}")
+    res.times = whole.times[section.start:section.stop]
+    res.seconds = sum(res.times)
+    return res
 
 
 def _run(client) -> tuple[str | None, bool]:
