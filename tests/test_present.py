@@ -280,7 +280,8 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_function(FITS_JS, arg=[w, h], timeout=10_000, polling=200)
         page.evaluate(FIRST_JS)
-        shot = lambda i: page.screenshot(path=str(SHOTS / f"{deck.stem}-{i}-{w}x{h}.png"))
+        shot = lambda i, w=w, h=h: page.screenshot(
+            path=str(SHOTS / f"{deck.stem}-{i}-{w}x{h}.png"))
         live = run and (w, h) == SIZES[0]
         for i in range(1, n_slides + 1 if live else min(2, n_slides) + 1):
             page.evaluate(FRAGMENTS_JS)
