@@ -1,9 +1,15 @@
 """Shared fixtures. Notebook runs happen once per session, two kernels at a time."""
 from __future__ import annotations
 
+import fcntl
 import functools
+import json
 import os
+import shutil
 import subprocess
+import tempfile
+import threading
+from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
@@ -15,20 +21,38 @@ from workshop import notebooks as nbs
 from workshop.builder import execute
 
 
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")   # one of pytest-xdist's workers (scripts/test: -n 2)
+
+
+def _has_workers(config) -> bool:
+    return not _is_worker(config) and bool(getattr(config.option, "numprocesses", None))
+
+
 def pytest_configure(config):
-    # An environment that is not the lock (a jaxlib of another version makes `import jax`
-    # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line instead
-    from workshop import env
-    from workshop.devices import xla_flags_problem
-    bad = env.mismatches()
-    if bad:
-        pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"
-                    f"{' …' if len(bad) > 3 else ''}): run scripts/setup --force", returncode=2)
-    flags = xla_flags_problem()
-    if flags:
-        pytest.exit(f"tests: {flags}", returncode=2)
-    # The in-process lab checks trace with JAX: give this process the kit's devices too.
-    workshop.setup(quiet=True)
+    if not _is_worker(config):
+        # An environment that is not the lock (a jaxlib of another version makes `import jax`
+        # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line
+        from workshop import env
+        from workshop.devices import xla_flags_problem
+        bad = env.mismatches()
+        if bad:
+            pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"
+                        f"{' …' if len(bad) > 3 else ''}): run scripts/setup --force",
+                        returncode=2)
+        flags = xla_flags_problem()
+        if flags:
+            pytest.exit(f"tests: {flags}", returncode=2)
+        # where the notebook runs are kept for every worker of this session (removed at its end)
+        os.environ[RUNS_DIR] = tempfile.mkdtemp(prefix="workshop-test-runs-")
+    if not _has_workers(config):
+        # The in-process lab checks trace with JAX: give this process the kit's devices too.
+        workshop.setup(quiet=True)
+
+
+def pytest_unconfigure(config):
+    if not _is_worker(config) and os.environ.get(RUNS_DIR):
+        shutil.rmtree(os.environ.pop(RUNS_DIR), ignore_errors=True)
 
 
 # scripts/test --full: every deck section also runs alone in a fresh kernel of its own (65 more
@@ -77,40 +101,73 @@ class Runs(dict):
             sec = nbs.sections(executed)[section]
             self[job] = (execute.section_result(result, executed, sec), None)
             return self[job]
+        self.fetch(job)
+        return self[job]
+
+    def fetch(self, job=None) -> None:
+        """Every wanted run (and `job`) into this dict: from the session's folder, where the
+        first worker to need them (or the prefetch) put them, or run now and put there. A lock
+        file makes the other worker wait for the running ones rather than run them again."""
         wanted = self.wanted if FULL else {(p, None) for p, _ in self.wanted}
         todo = [j for j in JOBS if j not in self and (j in wanted or j == job)
                 and (FULL or j[1] is None)]
-        self.update(zip(todo, execute.run_many(todo, allow_errors=True, preamble=drift.PREAMBLE,
-                                                sections_alone=not FULL)))
-        return self[job]
+        folder = Path(os.environ[RUNS_DIR])
+        with open(folder / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            kept = lambda j: folder / f"{job_id(j)}.json"
+            new = [j for j in todo if not kept(j).exists()]
+            for j, (result, text) in zip(new, execute.run_many(
+                    new, allow_errors=True, preamble=drift.PREAMBLE, sections_alone=not FULL)):
+                kept(j).write_text(json.dumps([asdict(result), text]), encoding="utf-8")
+            for j in todo:
+                result, text = json.loads(kept(j).read_text(encoding="utf-8"))
+                self[j] = (execute._result(result), text)
 
 
 WANTED: set = set()
+RUNS_DIR = "WORKSHOP_TEST_RUNS"
+_RUNS: list = []
+
+
+def _runs() -> Runs:
+    if not _RUNS:
+        _RUNS.append(Runs(WANTED))
+    return _RUNS[0]
 
 
 SLOW_FILES = {"test_present.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
 
 
-@pytest.hookimpl(trylast=True)   # after -k and -m deselect: only the selected tests' runs
+@pytest.hookimpl(tryfirst=True)   # before -m selects by them
 def pytest_collection_modifyitems(items):
     for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
         fixtures = set(getattr(item, "fixturenames", ()))
         # the marks follow the machinery: a notebook run, a browser, a server or a scratch kit
         if fixtures & {"runs"} or item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
         if fixtures & {"chromium", "printer"}:
             item.add_marker(pytest.mark.browser)
-        if "runs" in fixtures:
+
+
+@pytest.hookimpl(trylast=True)   # after -k and -m deselect: only the selected tests' runs
+def pytest_collection_finish(session):
+    for item in session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "runs" in set(getattr(item, "fixturenames", ())):
             if "job" in params:
                 WANTED.add(params["job"])
             # a deck's, or any notebook's, whole run (a lab solution's, by its path)
             WANTED.update((v, None) for v in params.values() if (v, None) in JOBS)
+    # the runs start now, beside the first tests (they use two kernels; most tests wait on a
+    # browser, a server or a subprocess): the first worker starts them, the others find them
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
+    if WANTED and worker == "gw0" and not session.config.option.collectonly:
+        threading.Thread(target=_runs().fetch, daemon=True, name="workshop-runs").start()
 
 
 @pytest.fixture(scope="session")
 def runs():
-    return Runs(WANTED)
+    return _runs()
 
 
 @functools.cache

@@ -106,15 +106,23 @@ def test_starter_is_rejected_with_a_hint(lab):
         assert not v.ok and v.hint, f"{q}: {v}"
 
 
-@pytest.mark.parametrize("lab,q,answer", WRONG_ANSWERS,
-                         ids=lambda v: getattr(v, "__name__", repr(v))[:20])
+def _answer_id(v) -> str:
+    """A test id that is the same in every process (a set's repr follows the string hash, which
+    differs between pytest-xdist's workers): a function's name, or the sorted items."""
+    if hasattr(v, "__name__"):
+        return v.__name__[:20]
+    if isinstance(v, (set, frozenset)):
+        return "{" + ",".join(sorted(map(str, v))) + "}"
+    return repr(v)[:20]
+
+
+@pytest.mark.parametrize("lab,q,answer", WRONG_ANSWERS, ids=_answer_id)
 def test_wrong_answers_are_rejected_with_a_hint(lab, q, answer):
     v = getattr(LABS[lab][0], q).check(answer)
     assert isinstance(v, Verdict) and not v.ok and v.hint and v.message, v
 
 
-@pytest.mark.parametrize("lab,q,answer", RIGHT_ANSWERS,
-                         ids=lambda v: getattr(v, "__name__", repr(v))[:20])
+@pytest.mark.parametrize("lab,q,answer", RIGHT_ANSWERS, ids=_answer_id)
 def test_right_answers_written_differently_pass(lab, q, answer):
     v = getattr(LABS[lab][0], q).check(answer)
     assert isinstance(v, Verdict) and v.ok, v
