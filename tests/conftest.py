@@ -44,15 +44,19 @@ def pytest_configure(config):
         if flags:
             pytest.exit(f"tests: {flags}", returncode=2)
         # where the notebook runs are kept for every worker of this session (removed at its end)
-        os.environ[RUNS_DIR] = tempfile.mkdtemp(prefix="workshop-test-runs-")
+        MADE.append(tempfile.mkdtemp(prefix="workshop-test-runs-"))
+        os.environ[RUNS_DIR] = MADE[0]
     if not _has_workers(config):
         # The in-process lab checks trace with JAX: give this process the kit's devices too.
         workshop.setup(quiet=True)
 
 
 def pytest_unconfigure(config):
-    if not _is_worker(config) and os.environ.get(RUNS_DIR):
-        shutil.rmtree(os.environ.pop(RUNS_DIR), ignore_errors=True)
+    for folder in MADE:   # only this process's own (a nested pytest inherits the variable)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+MADE: list[str] = []
 
 
 # scripts/test --full: every deck section also runs alone in a fresh kernel of its own (65 more
@@ -135,11 +139,28 @@ def _runs() -> Runs:
     return _RUNS[0]
 
 
-SLOW_FILES = {"test_present.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
+SLOW_FILES = {"test_present.py", "test_present_decks.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
+
+
+# scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
+# fixtures, a server or a scratch kit or a plain venv, are made once), the longest files first so
+# they end with the rest; the files that read the notebook runs last, so both workers have
+# other tests to do while the first worker makes the runs
+FIRST = ["test_present_decks.py", "test_attendee_venv.py", "test_build.py", "test_present.py",
+         "test_presenter_tools.py", "test_scaffold.py", "test_cli.py"]
+
+
+def _order(item) -> int:
+    name = item.path.name
+    return FIRST.index(name) if name in FIRST else len(FIRST) + (name in RUNS_FILES)
+
+
+RUNS_FILES = {"test_labs.py", "test_notebooks.py", "test_drift.py", "test_handouts.py"}
 
 
 @pytest.hookimpl(tryfirst=True)   # before -m selects by them
 def pytest_collection_modifyitems(items):
+    items.sort(key=_order)
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         # the marks follow the machinery: a notebook run, a browser, a server or a scratch kit

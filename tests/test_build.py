@@ -286,3 +286,29 @@ def test_the_printer_sees_no_font_but_dejavu():
                             env={**os.environ, **env}, timeout=30).stdout
     families = {f.split(",")[0] for f in listed.split("\n") if f}
     assert families and all(f.startswith("DejaVu") for f in families), families
+
+
+# (a test that compares handouts/ before and after lives here, beside the one test that writes a
+# stray into it: scripts/test's workers run a file whole, so they never overlap)
+def _snapshot():
+    return {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir()}
+
+
+def test_missing_browser_one_line_nonzero_and_handouts_untouched():
+    before = _snapshot()
+    p = subprocess.run([sys.executable, "-m", "workshop", "build", "01", "--force"],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120,
+                       env=dict(os.environ, WORKSHOP_BROWSER="/nonexistent/chrome"))
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "apt-get install -y chromium" in p.stderr
+    assert _snapshot() == before
+
+
+def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
+    before = _snapshot()
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    p = subprocess.run([sys.executable, "-m", "workshop", "build", str(bad)],
+                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120)
+    assert p.returncode == 2 and "bad.ipynb: not a notebook" in p.stderr
+    assert _snapshot() == before
