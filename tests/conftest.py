@@ -139,23 +139,26 @@ def _runs() -> Runs:
     return _RUNS[0]
 
 
-SLOW_FILES = {"test_present.py", "test_present_decks.py", "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
+SLOW_FILES = {"test_present.py", "test_present_decks.py", "test_scaffold.py",
+              "test_attendee_venv.py", "test_drift.py"}
 
 
 # scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
 # fixtures, a server or a scratch kit or a plain venv, are made once), the longest files first so
 # they end with the rest; the files that read the notebook runs last, so both workers have
 # other tests to do while the first worker makes the runs
-FIRST = ["test_present_decks.py", "test_attendee_venv.py", "test_build.py", "test_present.py",
-         "test_presenter_tools.py", "test_scaffold.py", "test_cli.py"]
+FIRST = ["test_attendee_venv.py", "test_build.py", "test_present.py", "test_presenter_tools.py",
+         "test_scaffold.py", "test_cli.py", "test_compose.py"]
+# the files that read the notebook runs, longest first
+RUNS_FILES = ["test_present_decks.py", "test_labs.py", "test_handouts.py", "test_drift.py",
+              "test_notebooks.py"]
 
 
 def _order(item) -> int:
     name = item.path.name
-    return FIRST.index(name) if name in FIRST else len(FIRST) + (name in RUNS_FILES)
-
-
-RUNS_FILES = {"test_labs.py", "test_notebooks.py", "test_drift.py", "test_handouts.py"}
+    if name in FIRST:
+        return FIRST.index(name)
+    return len(FIRST) + 1 + RUNS_FILES.index(name) if name in RUNS_FILES else len(FIRST)
 
 
 @pytest.hookimpl(tryfirst=True)   # before -m selects by them
