@@ -46,6 +46,19 @@ def pytest_configure(config):
         # where the notebook runs are kept for every worker of this session (removed at its end)
         MADE.append(tempfile.mkdtemp(prefix="workshop-test-runs-"))
         os.environ[RUNS_DIR] = MADE[0]
+        os.environ.pop(PREFETCHED, None)   # (a nested pytest inherits it)
+        if _has_workers(config) and _whole_suite(config):
+            # the workers' tests wait on browsers, servers and subprocesses; the runs are the
+            # CPU the files at the end wait for: this process (idle under xdist) makes them
+            # all at once, at the front of the queue, and the workers yield the CPU to them
+            os.environ[PREFETCHED] = "1"
+            lock = open(Path(MADE[0]) / ".lock", "w")   # before any worker can look
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            runs = Runs({j for j in JOBS if FULL or j[1] is None})
+            threading.Thread(target=runs.fetch, kwargs={"held": lock}, daemon=True,
+                             name="workshop-runs").start()
+    elif os.environ.get(PREFETCHED):
+        os.nice(10)
     if not _has_workers(config):
         # The in-process lab checks trace with JAX: give this process the kit's devices too.
         workshop.setup(quiet=True)
@@ -57,6 +70,14 @@ def pytest_unconfigure(config):
 
 
 MADE: list[str] = []
+PREFETCHED = "WORKSHOP_TEST_PREFETCHED"
+
+
+def _whole_suite(config) -> bool:
+    """scripts/test as the README runs it: every test file, no -k, -m or test ids."""
+    args = [Path(a).resolve() for a in config.args]
+    return (not config.option.keyword and not config.option.markexpr
+            and args in ([], [nbs.ROOT / "tests"]))
 
 
 # scripts/test --full: every deck section also runs alone in a fresh kernel of its own (65 more
@@ -108,15 +129,16 @@ class Runs(dict):
         self.fetch(job)
         return self[job]
 
-    def fetch(self, job=None) -> None:
+    def fetch(self, job=None, held=None) -> None:
         """Every wanted run (and `job`) into this dict: from the session's folder, where the
         first worker to need them (or the prefetch) put them, or run now and put there. A lock
-        file makes the other worker wait for the running ones rather than run them again."""
+        file makes the other worker wait for the running ones rather than run them again
+        (`held`: the lock, already taken by the caller)."""
         wanted = self.wanted if FULL else {(p, None) for p, _ in self.wanted}
         todo = [j for j in JOBS if j not in self and (j in wanted or j == job)
                 and (FULL or j[1] is None)]
         folder = Path(os.environ[RUNS_DIR])
-        with open(folder / ".lock", "w") as lock:
+        with held or open(folder / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             kept = lambda j: folder / f"{job_id(j)}.json"
             new = [j for j in todo if not kept(j).exists()]
@@ -185,7 +207,8 @@ def pytest_collection_finish(session):
     # the runs start now, beside the first tests (they use two kernels; most tests wait on a
     # browser, a server or a subprocess): the first worker starts them, the others find them
     worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
-    if WANTED and worker == "gw0" and not session.config.option.collectonly:
+    if WANTED and worker == "gw0" and not session.config.option.collectonly \
+            and not os.environ.get(PREFETCHED):
         threading.Thread(target=_runs().fetch, daemon=True, name="workshop-runs").start()
 
 
