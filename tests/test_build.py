@@ -154,6 +154,43 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_tmp(tmp_path):
     assert sorted(q.name for q in tmp_path.iterdir()) == [target.name], "a .tmp was left"
 
 
+def test_two_writers_at_once_each_leave_a_whole_file(tmp_path):
+    # two builds printing the same handout at one moment: with one fixed .tmp name for both,
+    # one truncated the other's half-written file, or found it already renamed (a torn PDF, or
+    # a failure that named the wrong cause); each writer now has a temporary file of its own
+    import threading
+    target = tmp_path / "01-run-it-first.pdf"
+    versions = [bytes([65 + k]) * 3_000_000 for k in range(2)]
+    errors, torn, done = [], [], threading.Event()
+
+    def write(k):
+        try:
+            for _ in range(15):
+                handouts.write_atomic(target, versions[k])
+        except Exception as e:   # noqa: BLE001 (any failure is the finding)
+            errors.append(repr(e))
+
+    def read():
+        while not done.is_set():
+            if target.exists() and target.read_bytes() not in versions:
+                torn.append(target.stat().st_size)
+    writers = [threading.Thread(target=write, args=(k,)) for k in range(2)]
+    reader = threading.Thread(target=read)
+    reader.start()
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    reader.join()
+    assert errors == [] and torn == [], (errors, torn[:3])
+    assert target.read_bytes() in versions
+    assert [q.name for q in tmp_path.iterdir()] == [target.name], "a temporary file was left"
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask   # as a plain open() makes it
+
+
 def test_a_truncated_handout_is_stale_not_a_crash(tmp_path):
     pdf = handouts.targets(nbs.decks()[0])[0]
     cut = tmp_path / pdf.name

@@ -35,9 +35,7 @@ def cmd_fmt(args) -> int:
         if p.read_text(encoding="utf-8") != text:
             dirty.append(nbs.short(p))
             if not args.check:
-                tmp = p.with_name(p.name + ".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(p)
+                nbs.replace_file(p, text)
     if args.check and dirty:
         print(f"fmt: not normalised: {', '.join(dirty)}; run python -m workshop fmt")
         return 1

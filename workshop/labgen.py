@@ -135,6 +135,4 @@ def generate(check: bool = False) -> list[str]:
 
 
 def _write(dst: Path, text: str) -> None:
-    tmp = dst.with_name(dst.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(dst)
+    nbs.replace_file(dst, text)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,6 +109,35 @@ def heading(cell) -> str | None:
         if line.startswith("#"):
             return line.lstrip("#").strip()
     return None
+
+
+def replace_file(path: Path, data: bytes | str) -> None:
+    """Write all of `data` to `path` or nothing: the old file stays until the new one is
+    complete. The temporary file has a name of its own (two writers at once each replace the
+    file with a whole version of theirs, never a torn mix), and a failed write leaves none
+    behind. OSError goes on to the caller."""
+    import tempfile
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)   # as open() would have made it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)   # read once, at import (setting it is process-wide)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def plain(text: str) -> str:

@@ -203,16 +203,10 @@ def _stamp(data: bytes, title: str, digest: str, day: str, source: str,
 def write_atomic(path: Path, data: bytes) -> None:
     """Write all of `data` or nothing: the old file stays until the new one is complete, and a
     failed write (disk full, no permission) leaves no .tmp behind and is one line."""
-    tmp = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+        nbs.replace_file(path, data)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise nbs.KitError(f"cannot write {nbs.short(path)}: {e.strerror or e}"
                            f"{' (the old file is kept)' if path.exists() else ''}") from None
 

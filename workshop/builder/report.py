@@ -131,6 +131,5 @@ def write(results: list[Result], notes: list[str], folder, decks: list = ()) -> 
 
 
 def _atomic(path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from .. import notebooks as nbs
+    nbs.replace_file(path, text)
