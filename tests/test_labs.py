@@ -276,3 +276,45 @@ def test_the_sheet_keeps_what_a_task_gives_to_read_and_nothing_that_answers_it()
     assert all(not c.get("outputs") for c in sheet.cells)   # the sheet itself is untouched
     with pytest.raises(nbs.KitError, match="does not match its solution"):
         labgen.with_given_outputs(nbformat.v4.new_notebook(cells=sheet.cells[:3]), solution)
+
+
+def test_a_check_puts_back_what_an_answer_changed_for_the_whole_kernel():
+    # J4 task 1 answered with jax.set_mesh as a global setter (the form its docstring shows
+    # first): accepted, and said; before, q2 and q3 then refused their right answers with a
+    # context-mesh error that blamed the attendee's code
+    import jax
+    from jax._src import mesh as mesh_lib
+    from jax._src import monitoring
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+    from wrong_answers import j4 as answers
+
+    from workshop.labs import j4
+
+    def place(x, mesh):
+        jax.set_mesh(mesh)
+        specs = {"rows": P(("x", "y")), "cols": P(None, "y"), "blocks": P("x", "y")}
+        return {k: jax.device_put(x, NamedSharding(mesh, s)) for k, s in specs.items()}
+
+    original = list(monitoring._event_listeners)
+    jax.monitoring.register_event_listener(lambda *args, **kwargs: None)   # someone's
+    before = (mesh_lib.device_context.get_local(), jax.config.jax_enable_x64,
+              list(monitoring._event_listeners))
+    v = j4.q1.check(place)
+    assert v.ok and "left a mesh set with jax.set_mesh" in v.message, v
+    assert mesh_lib.device_context.get_local() is before[0], "the mesh is put back"
+    assert j4.q2.check(answers.RIGHT["q2"][0]).ok
+    assert j4.q3.check(answers.RIGHT["q3"][0]).ok
+
+    def noisy(x, mesh):   # x64 left on, and everyone's listeners wiped
+        jax.config.update("jax_enable_x64", True)
+        monitoring.clear_event_listeners()
+        return answers.RIGHT["q1"][0](x, mesh)
+    v = j4.q1.check(noisy)
+    assert "jax_enable_x64 set to True" in v.message, v
+    assert "jax.monitoring's listeners changed" in v.message, v
+    assert (mesh_lib.device_context.get_local(), jax.config.jax_enable_x64,
+            list(monitoring._event_listeners)) == before
+    # a right answer that changes nothing is told nothing of the kind
+    assert "Your answer left" not in j4.q1.check(answers.RIGHT["q1"][0]).message
+    monitoring._event_listeners[:] = original

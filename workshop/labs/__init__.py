@@ -51,6 +51,19 @@ class Task:
         self._hint_i = 0
 
     def check(self, *answers) -> Verdict:
+        """The verdict on `answers`. What the answer changed for the whole kernel (JAX's
+        config, jax.monitoring's listeners, a mesh set with jax.set_mesh) is put back
+        afterwards, and the verdict says so in one line: a later task's check, or the
+        attendee's next cell, starts from the kernel as it was."""
+        before = KernelState()
+        verdict = self._verdict(*answers)
+        changed = before.restore()
+        if changed:
+            verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "
+                                "put it back (set it inside a `with` block instead).")
+        return verdict
+
+    def _verdict(self, *answers) -> Verdict:
         try:
             if self.takes and not (answers and callable(answers[0])):
                 raise Wrong(f"pass your function itself: q{self.number}.check({self.takes})")
@@ -86,6 +99,45 @@ class Task:
         (labs/solutions.json, written from exercises/solutions/ by `workshop labs`), so it
         works from any install."""
         print(solution_code(self.lab, self.number))
+
+
+_LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
+              "_event_time_span_listeners", "_scalar_listeners")
+
+
+class KernelState:
+    """What an answer can change for everyone in the kernel, as it was when made: JAX's config
+    flags (jax.config.update), jax.monitoring's listeners, and the mesh jax.set_mesh sets when
+    used as a global setter (this thread's abstract and concrete mesh)."""
+
+    def __init__(self):
+        import jax
+        from jax._src import mesh, monitoring
+        self.config = dict(jax.config.values)
+        self.listeners = {n: list(getattr(monitoring, n)) for n in _LISTENERS}
+        self.mesh = (mesh.abstract_mesh_context_manager.get_local(),
+                     mesh.device_context.get_local())
+
+    def restore(self) -> list[str]:
+        """Put back what differs from then; what it was, one phrase each."""
+        import jax
+        from jax._src import mesh, monitoring
+        changed = []
+        for name, value in self.config.items():
+            now = jax.config.values.get(name, value)
+            if now is not value and now != value:
+                changed.append(f"{name} set to {now!r}")
+                jax.config.update(name, value)
+        if any(getattr(monitoring, n) != kept for n, kept in self.listeners.items()):
+            changed.append("jax.monitoring's listeners changed")
+            for n, kept in self.listeners.items():
+                getattr(monitoring, n)[:] = kept
+        now = (mesh.abstract_mesh_context_manager.get_local(), mesh.device_context.get_local())
+        if any(a is not b for a, b in zip(now, self.mesh)):
+            changed.append("a mesh set with jax.set_mesh")
+            mesh.abstract_mesh_context_manager.set_local(self.mesh[0])
+            mesh.device_context.set_local(self.mesh[1])
+        return changed
 
 
 _LIBRARY = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
