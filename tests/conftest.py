@@ -107,9 +107,11 @@ def job_id(job) -> str:
 
 
 class Runs(dict):
-    """{(path, section-or-None): (Result, executed notebook JSON)}. The first lookup runs, two
-    kernels at a time, every job the selected tests ask for (so `pytest -k 03-jit` runs only
-    deck 03's jobs); a job no selected test named runs when it is first looked up.
+    """{(path, section-or-None): (Result, executed notebook JSON)}. Every job the selected
+    tests ask for (so `pytest -k 03-jit` runs only deck 03's) is run once per session, two
+    kernels at a time, into the session's folder: by the xdist controller under scripts/test,
+    else by a thread of the first worker; whoever looks a job up first waits for it there. A
+    deck section's verdict comes from its deck's run (by default) or its own (--full).
 
     Runs go to the end as drift runs them (errors allowed, asserts explained), so one run
     proves both that a notebook is clean and that drift reports nothing on the pinned JAX."""

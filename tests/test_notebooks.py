@@ -150,3 +150,4 @@ def test_a_setup_that_fails_when_rerun_is_the_sections_failure(tmp_path):
     assert first.ok and not second.ok
     assert "the setup cell, run alone" in second.failure.error
     assert "AssertionError" in second.failure.error and not result.ok
+    assert result.failure.title == "Second"   # the whole run names the section too

@@ -132,10 +132,12 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     if failure is not None:
         if halted:   # a timeout or a dead kernel: the cell that was running
             idx = last_started
-        else:        # the first cell that raised
+        else:        # the first cell that raised, or the section whose setup rerun failed
+            rerun = next((sec.start for sec in nbs.sections(nb) for title, _ in
+                          result.setup_failures[:1] if sec.title == title), last_started)
             idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                         and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-                       last_started)
+                       rerun)
         err = next((f"{o['ename']}: {o['evalue']}" for o in nb.cells[idx].get("outputs", [])
                     if o.get("output_type") == "error"), failure)
         result.failure = Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])

@@ -119,7 +119,7 @@ class KernelState:
                      mesh.device_context.get_local())
 
     def restore(self) -> list[str]:
-        """Put back what differs from then; what it was, one phrase each."""
+        """Put back what differs from then; what had changed, one phrase each."""
         import jax
         from jax._src import mesh, monitoring
         changed = []
