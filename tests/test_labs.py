@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import nbformat
 import numpy as np
 import pytest
+from wrong_answers import W
 
 from workshop import labgen, labs
 from workshop import notebooks as nbs
@@ -26,6 +27,7 @@ LABS = {p.stem.split("-")[0]: (_module("workshop.labs", p.stem.split("-")[0]), p
         for p in nbs.lab_sources()}
 WRONG_ANSWERS = [(lab, q, a) for lab in LABS
                  for q, answers in _module("wrong_answers", lab).WRONG.items() for a in answers]
+# tests/wrong_answers' W: an answer and the words its rejection must contain
 RIGHT_ANSWERS = [(lab, q, a) for lab in LABS
                  for q, answers in getattr(_module("wrong_answers", lab), "RIGHT", {}).items()
                  for a in answers]
@@ -116,10 +118,18 @@ def _answer_id(v) -> str:
     return repr(v)[:20]
 
 
-@pytest.mark.parametrize("lab,q,answer", WRONG_ANSWERS, ids=_answer_id)
-def test_wrong_answers_are_rejected_with_a_hint(lab, q, answer):
-    v = getattr(LABS[lab][0], q).check(answer)
+def _wrong_id(w) -> str:
+    return _answer_id(w.answer if isinstance(w, W) else w)
+
+
+@pytest.mark.parametrize("lab,q,wrong", WRONG_ANSWERS, ids=_wrong_id)
+def test_wrong_answers_are_rejected_with_a_hint_that_names_the_mistake(lab, q, wrong):
+    # rejected, and told why: the message names what this answer got wrong, so a check that
+    # rejects a boundary mistake with the message meant for another one fails here
+    assert isinstance(wrong, W), f"{lab} {q}: give {wrong!r} the words its message must say"
+    v = getattr(LABS[lab][0], q).check(wrong.answer)
     assert isinstance(v, Verdict) and not v.ok and v.hint and v.message, v
+    assert wrong.says.lower() in v.message.lower(), (wrong.says, v.message)
 
 
 @pytest.mark.parametrize("lab,q,answer", RIGHT_ANSWERS, ids=_answer_id)
@@ -129,10 +139,10 @@ def test_right_answers_written_differently_pass(lab, q, answer):
 
 
 @pytest.mark.parametrize("lab", LABS)
-def test_every_task_has_six_wrong_answers_and_two_right_ones(lab):
+def test_every_task_has_ten_wrong_answers_and_two_right_ones(lab):
     answers = _module("wrong_answers", lab)
     assert set(answers.WRONG) == set(answers.RIGHT) == _tasks(LABS[lab][0])
-    assert all(len(a) >= 6 for a in answers.WRONG.values()), answers.WRONG
+    assert all(len(a) >= 10 for a in answers.WRONG.values()), answers.WRONG
     assert all(len(a) >= 2 for a in answers.RIGHT.values()), answers.RIGHT
 
 
