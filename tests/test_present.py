@@ -5,14 +5,17 @@ every slide of every deck measured at three projector sizes, nothing fetched fro
 machine."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
@@ -511,3 +514,82 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting,
     page = tmp_path / "1234.open.html"
     assert stat.S_IMODE(page.stat().st_mode) == 0o600
     assert f"url={url}" in page.read_text().replace("&amp;", "&")
+
+
+def _mode(p) -> int:
+    return stat.S_IMODE(os.stat(p).st_mode)
+
+
+def test_the_servers_files_are_the_presenters_alone(presenting):
+    # the log, the settings, the redirect page's folder and Jupyter's runtime file (it holds
+    # the token) are readable by the presenter only; another local user reads none of them and
+    # the server refuses that user without the token
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    from workshop.present import LOGS
+    port = presenting["port"]
+    log = LOGS / f"{port}.log"
+    assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
+    assert _mode(log.with_suffix(".settings")) == _mode(log.with_suffix(".labextensions")) \
+        == 0o700
+    runtime = [p for p in Path(jupyter_runtime_dir()).glob("jpserver-*.json")
+               if json.loads(p.read_text()).get("port") == port]
+    assert len(runtime) == 1 and _mode(runtime[0]) == 0o600, runtime
+    assert presenting["url"].split("token=")[1] in runtime[0].read_text()
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("trying another local user needs root (CI and these machines have it)")
+    other = ["runuser", "-u", "nobody", "--"]
+    for f in (log, runtime[0]):
+        p = subprocess.run([*other, "cat", str(f)], capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0 and "Permission denied" in p.stderr, (f, p)
+    base = f"http://127.0.0.1:{port}"
+    for where in ("/api/contents", "/api/contents?token=not-the-token", "/lab"):
+        p = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                            base + where], capture_output=True, text=True, timeout=30)
+        assert p.stdout in ("403", "302"), (where, p.stdout, p.stderr)
+        if p.stdout == "302":   # /lab sends a stranger to the login page, nothing else
+            loc = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w",
+                                  "%{redirect_url}", base + where], capture_output=True,
+                                 text=True, timeout=30).stdout
+            assert "/login" in loc, loc
+
+
+def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refused(
+        tmp_path, monkeypatch):
+    import http.cookiejar
+    import urllib.error
+    import urllib.request
+    cfg = tmp_path / "jupyter"
+    cfg.mkdir()
+    conf = cfg / "jupyter_server_config.json"
+    conf.write_text(json.dumps({"ServerApp": {"disable_check_xsrf": True}}))
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(cfg))
+    port = free_port()
+    proc, url = start_present("01", port)
+    try:   # a page another site makes the browser send, with the presenter's login cookie
+        base, token = f"http://127.0.0.1:{port}", url.split("token=")[1]
+        jar = http.cookiejar.CookieJar()
+        browser_ = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        browser_.open(f"{base}/lab?token={token}", timeout=60).read()
+        xsrf = next(c.value for c in jar if c.name == "_xsrf")
+
+        def delete(headers):
+            req = urllib.request.Request(f"{base}/api/sessions/none", method="DELETE",
+                                         headers=headers)
+            try:
+                return browser_.open(req, timeout=30).status
+            except urllib.error.HTTPError as e:
+                return e.code
+        assert delete({}) == 403                      # refused: XSRF is checked
+        assert delete({"X-XSRFToken": xsrf}) == 404   # the same request from the page itself
+    finally:
+        stop_present(proc)
+    conf.write_text(json.dumps({"IdentityProvider": {"token": ""}}))
+    port = free_port()
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--port", str(port)], capture_output=True, text=True, timeout=180,
+                       cwd=nbs.ROOT)
+    assert p.returncode == 1, p.stdout + p.stderr
+    err = p.stderr.strip()
+    assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
+    assert not port_open(port), "the server was stopped"

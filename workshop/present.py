@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -102,20 +103,27 @@ class Server:
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"
         self.log = log or LOGS / f"{self.port}.log"     # one log per server
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log, "w")
-        self.settings = self.log.with_suffix(".settings")
+        private_dir(self.log.parent)
+        prune(self.log.parent)
+        # the log, the settings and the redirect page are the presenter's alone (another user
+        # on this machine reads none of them); Jupyter's own runtime files are 0600 too
+        self._log = os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                              "w")
+        os.chmod(self.log, 0o600)
+        self.settings = private_dir(self.log.with_suffix(".settings"))
         for rel, value in SETTINGS.items():
             f = self.settings / rel
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(value))
-        extensions = slideshow_extensions(self.log.with_suffix(".labextensions"))
+        extensions = slideshow_extensions(private_dir(self.log.with_suffix(".labextensions")))
         cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
                f"--RiseApp.labextensions_path={extensions}",
-               "--ServerApp.jpserver_extensions=workshop.speaker_notes=True"]
+               "--ServerApp.jpserver_extensions=workshop.speaker_notes=True",
+               # the command line outranks every Jupyter config file: none can turn XSRF off
+               "--ServerApp.disable_check_xsrf=False"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token)
@@ -138,11 +146,26 @@ class Server:
                                    f"see {nbs.short(self.log)}")
             try:
                 self.api("/api/status")
-                return
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.25)
+                continue
+            self.refuse_without_token()
+            return
         raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; "
                            f"see {nbs.short(self.log)}")
+
+    def refuse_without_token(self) -> None:
+        """A Jupyter config file can set the token to '' (c.IdentityProvider.token, or
+        ServerApp.token): then anyone on this machine could run code in the kernel. Asked
+        without the token, the server must say 403."""
+        try:
+            urllib.request.urlopen(f"{self.base}/api/contents", timeout=10)
+        except urllib.error.HTTPError as e:
+            if e.code in (401, 403):
+                return
+        raise nbs.KitError("a Jupyter config file turns off the server's token (a "
+                           "`token = ''` setting in jupyter_server_config, see `jupyter "
+                           "--paths`): present serves only with one; remove that setting")
 
     def start_kernel_for(self, rel: str) -> None:
         session_for(self.base, self.token, rel)
@@ -173,6 +196,32 @@ class Server:
                 self.proc.wait()
         self._log.close()
         self.log.with_suffix(".open.html").unlink(missing_ok=True)
+        for made in (".settings", ".labextensions"):   # the log stays, for after the talk
+            shutil.rmtree(self.log.with_suffix(made), ignore_errors=True)
+
+
+def private_dir(folder: Path) -> Path:
+    """`folder`, made if needed, readable by this user only."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    return folder
+
+
+KEEP_LOGS, KEEP_DAYS = 20, 1
+
+
+def prune(folder: Path) -> None:
+    """Keep the newest KEEP_LOGS server logs, and any written in the last KEEP_DAYS (a server
+    still running), with what an ended server left beside one: a presenter's machine runs
+    `present` hundreds of times over a workshop."""
+    logs = sorted(folder.glob("*.log"), key=lambda p: p.stat().st_mtime, reverse=True)
+    old_enough = time.time() - KEEP_DAYS * 86400
+    for old in logs[KEEP_LOGS:]:
+        if old.stat().st_mtime > old_enough:
+            continue
+        for made in (".log", ".settings", ".labextensions", ".open.html"):
+            p = old.with_suffix(made)
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
 def main(deck: str | None, port: int | None = None, open_browser: bool = True,
@@ -214,7 +263,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     except KeyboardInterrupt:
         print("\npresent: stopping the server", flush=True)
         return 0
-    except RuntimeError as e:
+    except (RuntimeError, nbs.KitError) as e:
         print(f"present: {e}", file=sys.stderr)
         return 1
     finally:
