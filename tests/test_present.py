@@ -124,10 +124,10 @@ def chromium():
         b.close()
 
 
-def start_present(deck: str, port: int):
+def start_present(deck: str, port: int, env: dict | None = None):
     p = subprocess.Popen([sys.executable, "-m", "workshop", "present", deck, "--no-browser",
                           "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, cwd=nbs.ROOT)
+                         text=True, cwd=nbs.ROOT, env={**os.environ, **(env or {})})
     seen, url = [], None
     end = time.monotonic() + 120
     while time.monotonic() < end and url is None:
@@ -171,11 +171,15 @@ def run_cell(page, cell, expect: str | None, timeout=90_000) -> str:
 
 
 @pytest.fixture(scope="module")
-def presenting():
+def presenting(tmp_path_factory):
     """One `present 01` server for every deck (a server start is the slow part): deck 01 at the
-    URL it printed, the others at the same server's RISE address for their path."""
+    URL it printed, the others at the same server's RISE address for their path. The presenter's
+    Jupyter config tries to turn the XSRF check off (present keeps it on)."""
+    cfg = tmp_path_factory.mktemp("jupyter-config")
+    (cfg / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"disable_check_xsrf": True}}))
     port = free_port()
-    proc, url = start_present("01", port)
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
     state = {"proc": proc, "url": url, "port": port, "offsite": []}
     yield state
     stop_present(proc)
@@ -555,40 +559,36 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
 
 
 def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refused(
-        tmp_path, monkeypatch):
+        presenting, tmp_path):
     import http.cookiejar
     import urllib.error
     import urllib.request
+    # the presenting server's config sets disable_check_xsrf (the fixture): a request another
+    # site makes the browser send, with the presenter's login cookie, is still refused
+    base, token = f"http://127.0.0.1:{presenting['port']}", presenting["url"].split("token=")[1]
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{base}/lab?token={token}", timeout=60).read()
+    xsrf = next(c.value for c in jar if c.name == "_xsrf")
+
+    def delete(headers):
+        req = urllib.request.Request(f"{base}/api/sessions/none", method="DELETE",
+                                     headers=headers)
+        try:
+            return opener.open(req, timeout=30).status
+        except urllib.error.HTTPError as e:
+            return e.code
+    assert delete({}) == 403                      # refused: XSRF is checked
+    assert delete({"X-XSRFToken": xsrf}) == 404   # the same request from the page itself
+    # a config that turns the token off: present refuses to serve, in one line
     cfg = tmp_path / "jupyter"
     cfg.mkdir()
-    conf = cfg / "jupyter_server_config.json"
-    conf.write_text(json.dumps({"ServerApp": {"disable_check_xsrf": True}}))
-    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(cfg))
-    port = free_port()
-    proc, url = start_present("01", port)
-    try:   # a page another site makes the browser send, with the presenter's login cookie
-        base, token = f"http://127.0.0.1:{port}", url.split("token=")[1]
-        jar = http.cookiejar.CookieJar()
-        browser_ = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        browser_.open(f"{base}/lab?token={token}", timeout=60).read()
-        xsrf = next(c.value for c in jar if c.name == "_xsrf")
-
-        def delete(headers):
-            req = urllib.request.Request(f"{base}/api/sessions/none", method="DELETE",
-                                         headers=headers)
-            try:
-                return browser_.open(req, timeout=30).status
-            except urllib.error.HTTPError as e:
-                return e.code
-        assert delete({}) == 403                      # refused: XSRF is checked
-        assert delete({"X-XSRFToken": xsrf}) == 404   # the same request from the page itself
-    finally:
-        stop_present(proc)
-    conf.write_text(json.dumps({"IdentityProvider": {"token": ""}}))
+    (cfg / "jupyter_server_config.json").write_text(
+        json.dumps({"IdentityProvider": {"token": ""}}))
     port = free_port()
     p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
                         "--port", str(port)], capture_output=True, text=True, timeout=180,
-                       cwd=nbs.ROOT)
+                       cwd=nbs.ROOT, env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
     assert p.returncode == 1, p.stdout + p.stderr
     err = p.stderr.strip()
     assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
