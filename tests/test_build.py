@@ -72,11 +72,23 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     time.sleep(2)   # the kernel is in the sleeping cell
     started = me.children(recursive=True)
     assert any("ipykernel" in " ".join(c.cmdline()) for c in started), "no kernel started"
+    second = None
+    if sig == signal.SIGKILL:   # a build started meanwhile waits, saying for which
+        other = tiny(tmp_path / "other.ipynb", "print('other')")
+        second = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf",
+                                   str(other)], cwd=nbs.ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        first_line = second.stdout.readline()
+        assert f"waiting for the build of pid {proc.pid} (build --no-pdf {nb})" in first_line, \
+            first_line
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     if sig != signal.SIGKILL:
         assert proc.returncode == 130 and "workshop build: interrupted" in err, (out, err)
     assert gone(started, 15) == [], f"processes the build started outlived {sig.name}"
+    if second is not None:   # the killed holder's lock went with it: the second build ran
+        rest = second.communicate(timeout=120)[0]
+        assert second.returncode == 0 and "executing 1 notebook(s)" in rest, rest
 
 
 def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_path):

@@ -18,6 +18,35 @@ def executed_path(src: Path) -> Path:
     return (EXECUTED if handouts.is_kit(src) else handouts.COPIES / "executed") / src.name
 
 
+@contextlib.contextmanager
+def one_build_at_a_time(what: str):
+    """Builds of this checkout run one after another (they share build/, handouts/ and the
+    index): a second build waits, saying which holds the lock. The lock is an flock, which the
+    system releases when its holder dies, so a killed build leaves nothing stuck."""
+    import fcntl
+    import os
+    import time
+    BUILD.mkdir(parents=True, exist_ok=True)
+    fd = os.open(BUILD / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    with os.fdopen(fd, "r+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = f.read().strip() or "another build"
+            print(f"build: waiting for {holder} to end (builds share build/ and handouts/; "
+                  "Ctrl-C stops waiting)", flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(f"the build of pid {os.getpid()} ({what}), started {time.strftime('%H:%M:%S')}")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+
+
 def check_inputs(paths: list[Path]) -> None:
     """A corrupt notebook, or one that would show the audience author material, is named."""
     for p in paths:
@@ -32,7 +61,7 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     """Execute every deck and lab solution named (all if none) and print their handouts."""
     import signal
 
-    from .. import browser, env, labgen
+    from .. import browser, env
     from ..devices import xla_flags_problem
 
     def ended(signum, frame):   # a kill or the terminal closed: end every process as Ctrl-C does
@@ -54,6 +83,13 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     if pdf and browser.find() is None:
         raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "
                            "(or build without them: --no-pdf)")
+    with one_build_at_a_time(" ".join(["build", *(["--force"] if force else []),
+                                       *(["--no-pdf"] if not pdf else []), *names])):
+        return _build(paths, force, pdf)
+
+
+def _build(paths: list[Path], force: bool, pdf: bool) -> int:
+    from .. import labgen
     stale = labgen.generate()
     if stale:
         print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
