@@ -15,7 +15,6 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
@@ -125,9 +124,12 @@ def chromium():
 
 
 def start_present(deck: str, port: int, env: dict | None = None):
+    """`present DECK` on `port` (env: changes to this environment, None unsets)."""
     p = subprocess.Popen([sys.executable, "-m", "workshop", "present", deck, "--no-browser",
                           "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, cwd=nbs.ROOT, env={**os.environ, **(env or {})})
+                         text=True, cwd=nbs.ROOT,
+                         env={k: v for k, v in {**os.environ, **(env or {})}.items()
+                              if v is not None})   # None: unset
     seen, url = [], None
     end = time.monotonic() + 120
     while time.monotonic() < end and url is None:
@@ -481,10 +483,12 @@ def _kernel_processes(kernel_id: str) -> list[int]:
     return pids
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig):
+@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys")],
+                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only"])
+def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig, home):
+    # (present needs nothing of $HOME: it is unset for one, read-only for the other)
     port = free_port()
-    proc, url = start_present("01", port)
+    proc, url = start_present("01", port, env={"HOME": home})
     u = urlparse(url)
     kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
     assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
@@ -528,15 +532,14 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     # the log, the settings, the redirect page's folder and Jupyter's runtime file (it holds
     # the token) are readable by the presenter only; another local user reads none of them and
     # the server refuses that user without the token
-    from jupyter_core.paths import jupyter_runtime_dir
-
     from workshop.present import LOGS
     port = presenting["port"]
     log = LOGS / f"{port}.log"
     assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
-    assert _mode(log.with_suffix(".settings")) == _mode(log.with_suffix(".labextensions")) \
-        == 0o700
-    runtime = [p for p in Path(jupyter_runtime_dir()).glob("jpserver-*.json")
+    # (Jupyter adds the sticky bit to its runtime folder: 0o1700)
+    assert {_mode(log.with_suffix(s)) & 0o777 for s in (".settings", ".labextensions",
+                                                         ".runtime")} == {0o700}
+    runtime = [p for p in log.with_suffix(".runtime").glob("jpserver-*.json")
                if json.loads(p.read_text()).get("port") == port]
     assert len(runtime) == 1 and _mode(runtime[0]) == 0o600, runtime
     assert presenting["url"].split("token=")[1] in runtime[0].read_text()

@@ -116,17 +116,22 @@ class Server:
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(value))
         extensions = slideshow_extensions(private_dir(self.log.with_suffix(".labextensions")))
+        # Jupyter's runtime files (the server's, with its token; the kernels' connection files)
+        # and JupyterLab's workspaces go to this server's own folder, not under $HOME: present
+        # works with HOME unset or read-only, and leaves nothing there
+        self.runtime = private_dir(self.log.with_suffix(".runtime"))
         cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
+               f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
                f"--RiseApp.labextensions_path={extensions}",
                "--ServerApp.jpserver_extensions=workshop.speaker_notes=True",
                # the command line outranks every Jupyter config file: none can turn XSRF off
                "--ServerApp.disable_check_xsrf=False"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
-        env = dict(os.environ, JUPYTER_TOKEN=self.token)
+        env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime))
         env.pop("WORKSHOP_REHEARSAL", None)
         if rehearsal is not None:   # the page script posts slide changes; the server logs them
             rehearsal.parent.mkdir(parents=True, exist_ok=True)
@@ -196,7 +201,7 @@ class Server:
                 self.proc.wait()
         self._log.close()
         self.log.with_suffix(".open.html").unlink(missing_ok=True)
-        for made in (".settings", ".labextensions"):   # the log stays, for after the talk
+        for made in (".settings", ".labextensions", ".runtime"):   # the log stays
             shutil.rmtree(self.log.with_suffix(made), ignore_errors=True)
 
 
@@ -219,7 +224,7 @@ def prune(folder: Path) -> None:
     for old in logs[KEEP_LOGS:]:
         if old.stat().st_mtime > old_enough:
             continue
-        for made in (".log", ".settings", ".labextensions", ".open.html"):
+        for made in (".log", ".settings", ".labextensions", ".runtime", ".open.html"):
             p = old.with_suffix(made)
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
