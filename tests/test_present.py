@@ -536,6 +536,9 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     port = presenting["port"]
     log = LOGS / f"{port}.log"
     assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
+    # (and the server starts no language-server search: jupyter-lsp's `npm prefix -g`, left
+    # running by a server stopped during its start, spun for minutes)
+    assert "jupyter_lsp" not in log.read_text() and "language server" not in log.read_text()
     # (Jupyter adds the sticky bit to its runtime folder: 0o1700)
     assert {_mode(log.with_suffix(s)) & 0o777 for s in (".settings", ".labextensions",
                                                          ".runtime")} == {0o700}

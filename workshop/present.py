@@ -127,6 +127,9 @@ class Server:
                f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
                f"--RiseApp.labextensions_path={extensions}",
                "--ServerApp.jpserver_extensions=workshop.speaker_notes=True",
+               # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
+               # which a stopped server left behind, spinning): a slideshow needs none
+               "--ServerApp.jpserver_extensions=jupyter_lsp=False",
                # the command line outranks every Jupyter config file: none can turn XSRF off
                "--ServerApp.disable_check_xsrf=False"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
