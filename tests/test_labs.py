@@ -328,3 +328,191 @@ def test_a_check_puts_back_what_an_answer_changed_for_the_whole_kernel():
     # a right answer that changes nothing is told nothing of the kind
     assert "Your answer left" not in j4.q1.check(answers.RIGHT["q1"][0]).message
     monitoring._event_listeners[:] = original
+
+
+def test_l2_checks_hold_after_an_attendee_turned_x64_on():
+    # jax.config.update("jax_enable_x64", True) in an earlier cell changes neither the check's
+    # programs nor JAX's answers on them (made afresh here, in the check's own context): the
+    # right answers pass and the wrong ones get their own message
+    import jax
+    from wrong_answers import l2 as answers
+
+    from workshop.labs import l2
+    l2._REFS.clear()
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for q in ("q1", "q2", "q3", "q4"):
+            assert getattr(l2, q).check(answers.RIGHT[q][0]).ok, q
+            for wrong in answers.WRONG[q][-2:]:
+                v = getattr(l2, q).check(wrong.answer)
+                assert not v.ok and wrong.says.lower() in v.message.lower(), (wrong, v)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monkeypatch,
+                                                                             tmp_path):
+    # a Python loop that never ends gets a verdict after the time limit; sys.exit and os._exit
+    # become verdicts (os._exit would end the attendee's kernel); relative writes go to a
+    # scratch folder the check removes, and the kernel's working folder is as it was
+    import os
+    import sys
+    import time
+
+    from workshop.labs import Task
+    monkeypatch.setattr(labs, "TIME_LIMIT", 1.0)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("the attendee's own file")
+
+    def task(checker):
+        return Task("J1", 9, "t", checker, ["h"])
+
+    def spins(*_):
+        while True:   # an answer whose loop never ends, even with its own except
+            try:
+                time.sleep(0.01)
+            except Exception:
+                pass
+    start = time.monotonic()
+    v = task(spins).check()
+    assert not v.ok and "did not return within 1 s" in v.message, v
+    assert time.monotonic() - start < 10
+    v = task(lambda: sys.exit(3)).check()
+    assert not v.ok and "sys.exit(3)" in v.message, v
+    v = task(lambda: os._exit(0)).check()
+    assert not v.ok and "os._exit(0)" in v.message and "ended the kernel" in v.message, v
+    assert os._exit.__module__ == "posix" or os._exit.__name__ == "_exit"
+
+    def scribbles(*_):
+        for p in os.listdir("."):
+            os.remove(p)
+        open("out.txt", "w").write("x")
+        return "fine"
+    assert task(scribbles).check().ok
+    assert os.getcwd() == str(tmp_path) and os.listdir(tmp_path) == ["mine.txt"]
+    # the timer is off once the check returns: a slow cell afterwards is not stopped
+    time.sleep(1.5)
+
+
+def test_j1_q4_reference_is_clip_or_zero_on_every_case():
+    # the check compares with a NumPy copy of clip_or_zero (nothing to compile, nothing an
+    # attendee's jax_enable_x64 changes): on every case, t < 0, inf, NaN and ulps included,
+    # it gives exactly what clip_or_zero itself gives
+    import jax.numpy as jnp
+    for x, t, _ in j1._CLIP_CASES:
+        ours, theirs = j1._original(x, t), np.asarray(j1.clip_or_zero(jnp.asarray(x), t))
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (x, t)
+
+
+def _x64_holds(module, answers, tasks):
+    """With jax_enable_x64 turned on in an earlier cell: each task's first right answer
+    passes and its last two wrong answers get their own message."""
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for q in tasks:
+            assert getattr(module, q).check(answers.RIGHT[q][0]).ok, q
+            for wrong in answers.WRONG[q][-2:]:
+                v = getattr(module, q).check(wrong.answer)
+                assert not v.ok and wrong.says.lower() in v.message.lower(), (wrong, v)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_j1_checks_hold_after_an_attendee_turned_x64_on():
+    from wrong_answers import j1 as answers
+    _x64_holds(j1, answers, ("q4",))
+
+
+def test_l5_checks_hold_after_an_attendee_turned_x64_on():
+    from wrong_answers import l5 as answers
+
+    from workshop.labs import l5
+    _x64_holds(l5, answers, ("q2", "q4"))
+
+
+def test_j3_checks_hold_after_an_attendee_turned_x64_on():
+    from wrong_answers import j3 as answers
+
+    from workshop.labs import j3
+    _x64_holds(j3, answers, ("q1", "q2", "q4"))   # q4 compares bytes exactly (x64: 4 more)
+
+
+def test_j3_verdicts_follow_what_the_answer_reads_now():
+    # no verdict is kept between checks (q3 once kept them by function object, q4 by
+    # (id, __code__)): an answer whose global changed gets the verdict of what it does now
+    import time
+
+    import jax
+    from wrong_answers import j3 as answers
+
+    from workshop.labs import j3
+    chosen = {"policy": jax.checkpoint_policies.nothing_saveable, "pair": False}
+
+    def loss_policy(params, x):
+        body = jax.checkpoint(j3.block, policy=chosen["policy"])
+        h, _ = jax.lax.scan(body, x, params)
+        return jnp.mean(h ** 2)
+    variants = {"none": answers._none, "checkpoint": answers._ckpt, "policy": loss_policy}
+    assert "nothing_saveable" in j3.q3.check(variants).message
+    chosen["policy"] = jax.checkpoint_policies.dots_saveable      # the fix is seen
+    assert j3.q3.check(variants).ok
+    chosen["policy"] = jax.checkpoint_policies.nothing_saveable   # and so is a regression
+    assert not j3.q3.check(variants).ok
+
+    def measure(loss, params, x):
+        c = jax.jit(jax.grad(loss)).lower(params, x).compile()
+        jax.block_until_ready(c(params, x))
+        t0 = time.perf_counter()
+        jax.block_until_ready(c(params, x))
+        secs = time.perf_counter() - t0
+        temp = c.memory_analysis().temp_size_in_bytes
+        return (temp, secs) if chosen["pair"] else (temp, c.cost_analysis()["flops"], secs)
+    assert j3.q4.check(measure).ok
+    chosen["pair"] = True
+    assert "three numbers" in j3.q4.check(measure).message
+
+
+def test_j3_an_answer_that_leaves_a_flag_on_is_told_and_the_flag_put_back():
+    import jax
+    from wrong_answers import j3 as answers
+
+    from workshop.labs import j3
+    (answer, flag), = answers.STATE["q1"]
+    v = j3.q1.check(answer)
+    assert v.ok and flag in v.message, v
+    assert not jax.config.jax_debug_nans
+
+
+def test_j2_checks_hold_after_an_attendee_turned_x64_on():
+    from wrong_answers import j2 as answers
+
+    from workshop.labs import j2
+    _x64_holds(j2, answers, ("q3",))
+
+
+def test_j4_checks_hold_after_an_attendee_turned_x64_on():
+    from wrong_answers import j4 as answers
+
+    from workshop.labs import j4
+    _x64_holds(j4, answers, ("q1", "q4"))
+
+
+def test_j2_j4_checks_put_back_the_jax_internals_they_watch_through():
+    # J2 task 3 sees each jitted call (JAX's C++ fast path turned off for calls first made in
+    # the check), J4 task 2 sees each lowering: both put JAX back, an answer that raises too
+    from jax._src import pjit, stages
+    from jax._src.interpreters import pxla
+    from wrong_answers import j2 as a2
+    from wrong_answers import j4 as a4
+
+    from workshop.labs import j2, j4
+    kept = (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Traced.lower)
+
+    def boom(*args):
+        raise ValueError("oops")
+    for task, answer in [(j2.q3, a2.RIGHT["q3"][0]), (j2.q3, boom), (j4.q2, a4.RIGHT["q2"][0]),
+                         (j4.q2, boom), (j4.q2, a4.predict_by_compiling)]:
+        task.check(answer)
+        assert (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__,
+                stages.Traced.lower) == kept, (task.title, answer)

@@ -6,16 +6,66 @@ starter's `raise NotImplementedError()`), or answer code that raises, gets a ver
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
+import shutil
+import signal
 import sysconfig
+import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
 
 class Wrong(Exception):
     """Raised by a checker with a message in the attendee's terms."""
+
+
+class _Stopped(BaseException):
+    """The attendee's code ran out of time or tried to end the kernel: a BaseException, so an
+    answer's own `except Exception:` cannot swallow it."""
+
+
+TIME_LIMIT = 60.0   # seconds a check may take; its reference computations take a few
+
+
+@contextlib.contextmanager
+def guarded(seconds: float):
+    """Run a check so that the attendee's answer cannot hang it or end the kernel, and writes
+    what it writes with relative paths into a scratch folder that is removed afterwards.
+
+    - A time limit (SIGALRM, in the kernel's main thread): a Python loop that never ends is
+      stopped after `seconds`. A computation inside XLA (a `lax.while_loop` whose condition
+      never turns false) cannot be stopped from Python: Jupyter's own interrupt cannot either.
+    - `os._exit(...)` would end the kernel: it is replaced for the check's duration and
+      becomes a verdict, as `sys.exit(...)` (SystemExit, which IPython would show as a
+      traceback) does.
+    - The working directory is a fresh scratch folder for the check's duration."""
+    def timed_out(signum, frame):
+        raise _Stopped(f"your function did not return within {seconds:g} s: look for a loop "
+                       "that never ends (a `while` whose condition stays true)")
+
+    def no_exit(code=0):
+        raise _Stopped(f"your code called os._exit({code!r}), which would have ended the "
+                       "kernel: a check stopped it")
+    alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGALRM")
+    previous = signal.signal(signal.SIGALRM, timed_out) if alarm else None
+    if alarm:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    here, scratch = os.getcwd(), tempfile.mkdtemp(prefix="lab-check-")
+    real_exit, os._exit = os._exit, no_exit
+    try:
+        os.chdir(scratch)
+        yield
+    finally:
+        os._exit = real_exit
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        os.chdir(here)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @dataclass
@@ -54,9 +104,18 @@ class Task:
         """The verdict on `answers`. What the answer changed for the whole kernel (JAX's
         config, jax.monitoring's listeners, a mesh set with jax.set_mesh) is put back
         afterwards, and the verdict says so in one line: a later task's check, or the
-        attendee's next cell, starts from the kernel as it was."""
+        attendee's next cell, starts from the kernel as it was. The answer runs `guarded`:
+        under a time limit, unable to end the kernel, in a scratch working folder."""
         before = KernelState()
-        verdict = self._verdict(*answers)
+        try:
+            with guarded(TIME_LIMIT):
+                verdict = self._verdict(*answers)
+        except _Stopped as stop:
+            verdict = Verdict(False, str(stop), self._hints[0])
+        except SystemExit as e:
+            verdict = Verdict(False, f"your code called sys.exit({e.code!r}), which stops "
+                                     "whatever runs it: the check could not finish",
+                              self._hints[0])
         changed = before.restore()
         if changed:
             verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "

@@ -1,11 +1,13 @@
 """Lab J1 "Trace, read, raw": the checks. The tasks are in exercises/J1-trace-read-raw.ipynb."""
 from __future__ import annotations
 
+import enum
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CALLBACKS, Task, Wrong, all_eqns, as_array, close
+from . import CALLBACKS, Task, Wrong, all_eqns, as_array
 
 LAB = "J1"
 
@@ -21,7 +23,8 @@ def h(x):
 def _check_prediction(prediction) -> str:
     if not isinstance(prediction, (int, np.integer)) or isinstance(prediction, bool):
         raise Wrong(f"the prediction should be a whole number, not {type(prediction).__name__}")
-    real = len(jax.make_jaxpr(h)(jnp.ones(8)).eqns)
+    with jax.enable_x64(False):          # the task's float32 input, whatever the kernel's
+        real = len(jax.make_jaxpr(h)(jnp.ones(8)).eqns)
     if prediction != real:
         side = "too many" if prediction > real else "too few"
         raise Wrong(f"{prediction} is {side}: print jax.make_jaxpr(h)(jnp.ones(8)) and count "
@@ -60,6 +63,8 @@ _COUNT_CASES = [
     (lambda x: jnp.sum(x * jnp.asarray(_TABLE)), (np.ones(5, np.float32),), None),  # a const
     (lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x), (np.ones(2, np.float32),),
      None),
+    (lambda x, y: x + y, (np.ones(3, np.int32), 1.5), None),      # a cast: an equation too
+    (lambda x, y: (x + y).astype(jnp.float32), (np.ones(3, np.float32), 1.5), None),
 ]
 
 
@@ -72,8 +77,9 @@ def _check_count(count_eqns) -> str:
         if got != want:
             raise Wrong(f"on a function of inputs shaped {[np.shape(a) for a in args]} it says "
                         f"{got}; the jaxpr has {want} top-level equations")
-    return ("it agrees with JAX on seven functions, including nested jits (each a single "
-            "equation with its own jaxpr inside), a constant and a loop")
+    return (f"it agrees with JAX on {len(_COUNT_CASES)} functions, including nested jits "
+            "(each a single equation with its own jaxpr inside), a constant, a loop, a cast "
+            "and weakly typed Python scalars")
 
 
 q2 = Task(LAB, 2, "Count the equations", _check_count, [
@@ -85,6 +91,8 @@ q2 = Task(LAB, 2, "Count the equations", _check_count, [
 
 # ----------------------------------------------------------------- task 3: weak types
 
+_Level = enum.IntEnum("Level", "LOW HIGH")   # a Python int subclass: weak, as an int is
+
 _WEAK_CASES = [
     (lambda a, b: a * b, (np.ones(3, np.float32), 2.0)),
     (lambda a, b, c: a + b + c, (3, np.ones(2, np.int32), np.float32(1.5))),
@@ -92,6 +100,7 @@ _WEAK_CASES = [
     (lambda a, b, c: a * b * c, (np.int32(2), 1j, jnp.ones(2))),
     (lambda a, b, c: a - b * c, (jnp.asarray(3), np.float64(2.0), 2.5)),
     (lambda a, b: a + b, (np.ones(2, np.float16), False)),
+    (lambda a, b: a * b, (_Level.HIGH, np.ones(2, np.float32))),
 ]
 
 
@@ -100,15 +109,25 @@ def _check_weak(weak_inputs) -> str:
         want = {i for i, a in enumerate(jax.make_jaxpr(f)(*args).in_avals) if a.weak_type}
         got = weak_inputs(f, *args)
         try:
+            if isinstance(got, dict):
+                raise TypeError
             got = set(got)
         except TypeError:
             raise Wrong(f"weak_inputs should return a set of positions, got "
                         f"{type(got).__name__}") from None
+        odd = sorted({type(i).__name__ for i in got
+                      if not isinstance(i, (int, np.integer)) or isinstance(i, bool)})
+        if odd:
+            raise Wrong(f"weak_inputs should return positions (ints), not {', '.join(odd)}")
         if got != want:
             kinds = ", ".join(type(a).__name__ for a in args)
-            raise Wrong(f"for inputs of types ({kinds}) it says {sorted(got, key=repr)}; "
-                        f"the trace disagrees")
-    return "weak types found by asking the trace, not by guessing from Python types"
+            wrong = ", ".join(f"input {i}" + (f" ({type(args[i]).__name__})"
+                                              if 0 <= i < len(args) else " (there is none)")
+                              for i in sorted(got ^ want))
+            raise Wrong(f"for inputs of types ({kinds}) it says {sorted(got)}; the trace "
+                        f"disagrees about {wrong}")
+    return (f"it agrees with the trace on all {len(_WEAK_CASES)} calls: Python scalars, a bool, "
+            "an IntEnum, NumPy scalars and arrays, a weakly typed jax array among the inputs")
 
 
 q3 = Task(LAB, 3, "Which inputs were weak-typed?", _check_weak, [
@@ -126,40 +145,96 @@ def clip_or_zero(x, t):
     return jnp.zeros_like(x)
 
 
+def _ulp(s: float, toward: float) -> float:
+    """The float32 next to `s` toward `toward`, as a Python float (exact in float32)."""
+    return float(np.nextafter(np.float32(s), np.float32(toward)))
+
+
 def _clip_cases():
-    """Fixed cases, two on the threshold itself (x.sum() == t exactly), and random ones."""
-    cases = [(np.array([3.0, -1.0, 0.5], np.float32), 1.0),
-             (np.array([-3.0, 1.0, 0.5], np.float32), 0.5),
-             (np.array([0.25, 0.75], np.float32), 1.0),                 # sum == t
-             (np.array([0.5, -0.5, 0.0], np.float32), 0.0),             # sum == t == 0
-             (np.array([[2.0, -4.0], [5.0, 0.0]], np.float32), 2.5)]
+    """(x, t, what is special about it): ordinary and random cases, then the edges of what the
+    task says (every input): t < 0 (the bounds -t and t cross), t = 0, inf and NaN in x, a
+    sum exactly on t and one float32 ulp either side of it. Every sum near t is exact in any
+    order, so the answer's sum and the original's agree wherever XLA adds."""
+    f32 = np.float32
+    cases = [(np.array([3.0, -1.0, 0.5], f32), 1.0, ""),
+             (np.array([-3.0, 1.0, 0.5], f32), 0.5, ""),
+             (np.array([[2.0, -4.0], [5.0, 0.0]], f32), 2.5, "")]
     rng = np.random.default_rng(41)
-    for n, f in ((1, 0.6), (4, 1.4), (7, 0.7), (6, 1.0)):
-        x = (rng.normal(size=n) * 3).astype(np.float32)
+    for n, f in ((3, 0.6), (7, 1.4), (2, 0.7)):          # sums far from t
+        x = (rng.normal(size=n) * 3).astype(f32)
         x = x if x.sum() > 0 else -x
-        cases.append((x, float(x.sum(dtype=np.float32) * np.float32(f))))  # f=1: sum == t
+        cases.append((x, float(x.sum(dtype=f32) * f32(f)), ""))
+    small = 2.0 ** -20 + 2.0 ** -21
+    cases += [
+        (np.array([0.25, 0.75], f32), 1.0, "the sum equals t"),
+        (np.array([0.5, -0.5, 0.0], f32), 0.0, "t = 0 and the sum equals t"),
+        (np.array([1.5, -0.5], f32), 0.0, "t = 0"),
+        (np.array([0.5, 3.0, -3.0], f32), -1.0, "t < 0: the bounds -t and t cross"),
+        (np.array([-3.0, 1.0], f32), -1.0, "t < 0 and the sum below it"),
+        (np.array([np.inf, 1.0, -2.0], f32), 1.5, "inf in x: the sum is inf"),
+        (np.array([-np.inf, 2.0, 1.0], f32), 1.0, "-inf in x: the sum is -inf"),
+        (np.array([np.inf, -np.inf, 0.5], f32), 0.25, "inf and -inf in x: the sum is NaN"),
+        (np.array([np.nan, 2.0, -1.0], f32), 0.5, "NaN in x"),
+        (np.array([0.75, 0.25], f32), _ulp(1.0, 2.0), "t one float32 ulp above the sum"),
+        (np.array([0.75, 0.25], f32), _ulp(1.0, 0.0), "t one float32 ulp below the sum"),
+        (np.array([2.0 ** -20, 2.0 ** -21], f32), _ulp(small, 0.0),
+         "t one float32 ulp below a small sum"),
+        (np.array([2.0 ** -20, 2.0 ** -21], f32), _ulp(small, 1.0),
+         "t one float32 ulp above a small sum"),
+        # the sum of three, exactly t; computed another way (mean * 3) it comes out 1 ulp above
+        (np.array([0.25, 0.25, 3.0], f32), 3.5, "the sum equals t"),
+        # float16 x: the original compares in float16, where the sum and t both are 1024
+        (np.array([1024.0, 0.3], np.float16), 1024.1,
+         "float16 x: in float16 the sum and t both are 1024"),
+    ]
     return cases
 
 
 _CLIP_CASES = _clip_cases()
+_EDGES = ("t < 0, t = 0, inf and NaN in x, sums on t and one ulp either side of it, and a "
+          "float16 x")
+
+
+def _original(x, t):
+    """What clip_or_zero gives, in NumPy: no JAX call, so nothing in the kernel (such as
+    jax_enable_x64) changes it, and nothing to compile. Near t every sum is exact, so
+    NumPy's order of adding does not matter (tests/test_labs.py compares it with
+    clip_or_zero on every case)."""
+    x = np.asarray(x)
+    t = x.dtype.type(t)                   # a Python float takes x's dtype, as it does in JAX
+    with np.errstate(invalid="ignore"):   # inf + -inf is NaN, as in JAX
+        above = x.sum(dtype=x.dtype) > t
+    if above:
+        return np.clip(x, -t, t)          # crossed bounds (t < 0): all t, as jnp.clip gives
+    return np.zeros_like(x)
 
 
 def _check_traceable(fn) -> str:
     jitted = jax.jit(fn)
-    for x, t in _CLIP_CASES:
+    x64 = jax.config.jax_enable_x64
+    for x, t, what in _CLIP_CASES:
         try:
             got = jitted(x, t)
         except (jax.errors.ConcretizationTypeError,
                 jax.errors.TracerBoolConversionError) as e:
-            raise Wrong(f"jit still refuses it ({type(e).__name__}): some Python decision "
-                        "depends on a traced value") from None
-        got = as_array(got, f"on x={x.tolist()}, t={t}, the result")
-        want = clip_or_zero(x, t)
-        if not close(got, want):
-            raise Wrong(f"traceable now, but on x={x.tolist()}, t={t} it gives "
-                        f"{np.asarray(got).tolist()} where the original gives "
-                        f"{np.asarray(want).tolist()}")
-    jaxpr = jax.make_jaxpr(fn)(*_CLIP_CASES[0])
+            first = str(e).strip().split("\n")[0][:200]
+            raise Wrong(f"jit still refuses it ({type(e).__name__}: {first}): some Python "
+                        "decision depends on a traced value") from None
+        except Exception as e:
+            if jax.config.jax_enable_x64 == x64:
+                raise
+            raise Wrong(f"your function turns jax_enable_x64 {'on' if not x64 else 'off'} "
+                        "while jit traces it, and running what jit made of it then failed "
+                        f"({type(e).__name__}): leave JAX's config alone inside a function"
+                        ) from None
+        got = as_array(got, f"on x={x.tolist()}, t={t!r}, the result")
+        want = _original(x, t)
+        # clip and zeros do no arithmetic: the right result is exact
+        if got.shape != want.shape or not np.array_equal(got.astype(np.float64), want):
+            case = f"x={x.tolist()}, t={t!r}" + (f" ({what})" if what else "")
+            raise Wrong(f"traceable now, but on {case} it gives "
+                        f"{np.asarray(got).tolist()} where the original gives {want.tolist()}")
+    jaxpr = jax.make_jaxpr(fn)(*_CLIP_CASES[0][:2])
     prims = {e.primitive.name for e in all_eqns(jaxpr)}
     if prims & CALLBACKS:
         raise Wrong("the staged program calls back into Python "
@@ -169,7 +244,8 @@ def _check_traceable(fn) -> str:
         raise Wrong("the right values, but the staged program has no choice in it (no "
                     "select_n, no cond): what decides between the two results?")
     n = len(jaxpr.eqns)
-    return f"jit traces it once for any value of x and t ({n} equations, no Python branch)"
+    return (f"jit accepts it ({n} equations, no Python branch), and it gives what "
+            f"clip_or_zero gives on all {len(_CLIP_CASES)} inputs tried, {_EDGES} included")
 
 
 q4 = Task(LAB, 4, "Make a refused function traceable", _check_traceable, [

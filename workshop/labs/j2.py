@@ -2,7 +2,9 @@
 The tasks are in exercises/J2-the-recompile-hunt.ipynb."""
 from __future__ import annotations
 
+import inspect
 import itertools
+from contextlib import contextmanager
 from functools import partial
 
 import jax
@@ -10,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import Task, Wrong, as_array
+from . import KernelState, Task, Wrong, as_array
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -70,18 +72,55 @@ def train_buggy(w, b, batches, base_lr):
     return w, b, losses
 
 
-def reference(w, b, batches, base_lr):
-    """The same training in float64 NumPy: what every version must compute."""
-    w, b = np.asarray(w, np.float64), float(b)
+def reference(w, b, batches, base_lr, dtype=np.float64):
+    """The same training in float64 NumPy: what every version must compute. (In float32, it
+    shows how far float32's rounding alone moves the numbers.)"""
+    w, b = np.asarray(w, dtype), dtype(b)
     losses = []
     for i, (x, y) in enumerate(batches):
-        lr, wd = schedule(i, base_lr), float(WD) if i >= WARMUP else 0.0
-        x, y = x.astype(np.float64), y.astype(np.float64)
+        lr, wd = dtype(schedule(i, base_lr)), dtype(WD) if i >= WARMUP else dtype(0.0)
+        x, y = x.astype(dtype), y.astype(dtype)
         r = x @ w + b - y
         losses.append(float(np.mean(r ** 2)))
         gw, gb = 2 * x.T @ r / len(x), 2 * r.mean()
         w, b = w - lr * (gw + wd * w), b - lr * gb
     return w, b, losses
+
+
+def _call(fn, call: str, *args):
+    """fn(*args), as the check calls the attendee's function; Wrong in their terms when fn
+    takes other arguments (rather than the TypeError of the call)."""
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        raise Wrong(f"your function takes {_params(fn)}, but the check calls it as {call}: "
+                    "give it exactly those arguments") from None
+    except ValueError:          # no signature to read (a builtin): the call will say
+        pass
+    return fn(*args)
+
+
+def _params(fn) -> str:
+    return f"{getattr(fn, '__name__', 'it')}{inspect.signature(fn)}"
+
+
+def _left_for_everyone(what: str, state: KernelState) -> None:
+    """Wrong if the attendee's code left the kernel changed since `state` (JAX's config,
+    jax.monitoring's listeners, a global mesh); put back first, either way."""
+    changed = state.restore()
+    if changed:
+        advice = []
+        if any(" set to " in c for c in changed):
+            advice.append("change a JAX setting only inside a `with` block "
+                          "(jax.log_compiles(True), jax.enable_x64(True))")
+        if any("listeners" in c for c in changed):
+            advice.append("unregister only the listeners you registered")
+        if any("mesh" in c for c in changed):
+            advice.append("use jax.set_mesh as a `with` block")
+        advice = "; ".join(advice)
+        raise Wrong(f"{what} left {'; '.join(changed)} for everyone in this kernel (this "
+                    f"check put it back): every later cell would run with it. "
+                    f"{advice[:1].upper()}{advice[1:]}")
 
 
 # ----------------------------------------------------------------- task 1: a compile counter
@@ -117,20 +156,61 @@ class _Boom(Exception):
 def _listeners() -> int:
     from jax._src import monitoring
     return sum(len(getattr(monitoring, name, ())) for name in (
-        "_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners"))
+        "_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners",
+        "_scalar_listeners"))
+
+
+def _someone_elses(event, secs, **kw):
+    """A listener that is not the attendee's: their counter must leave it registered."""
 
 
 def _check_counter(count_compiles) -> str:
-    before = _listeners()
+    jax.monitoring.register_event_duration_secs_listener(_someone_elses)
+    try:
+        return _check_counting(count_compiles)
+    finally:
+        from jax._src import monitoring
+        if _someone_elses in monitoring._event_duration_secs_listeners:
+            monitoring.unregister_event_duration_listener(_someone_elses)
+
+
+def _check_counting(count_compiles) -> str:
+    from jax._src import monitoring
+    before, counted = _listeners(), 0
     for what, thunk, want in _cases():
-        got = count_compiles(thunk)
+        state = KernelState()
+        got = _call(count_compiles, "count_compiles(fn)", thunk)
+        if _someone_elses not in monitoring._event_duration_secs_listeners:
+            raise Wrong(f"after counting {what}, a listener your count_compiles did not "
+                        "register is gone (clear_event_listeners removes everyone's): "
+                        "unregister only your own")
         if _listeners() != before:
             raise Wrong(f"after counting {what}, your listener is still registered: every "
                         "later compile in this kernel would call it. Unregister it")
+        _left_for_everyone(f"after counting {what}, your count_compiles", state)
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             raise Wrong(f"count_compiles should return an int, it returned {type(got).__name__}")
+        if got != want and counted and got == counted + want:
+            raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}: "
+                        f"these {want} plus the {counted} counted on the calls before. Count "
+                        "in a list that is new on every call")
         if got != want:
             raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}")
+        counted += got
+
+    # a count inside another one's fn, as when a counted function counts a part of itself
+    k, x, inner = next(_fresh), np.ones(3, np.float32), []
+    f, g = jax.jit(lambda v: v * 3.0 + k), jax.jit(lambda v: v * 5.0 - k)
+
+    def outer():
+        f(x)
+        inner.append(count_compiles(lambda: g(x)))
+    got = count_compiles(outer)
+    if inner != [1] or got != 2:
+        raise Wrong("for a count_compiles called inside the fn of another, XLA compiled 1 "
+                    f"time in the inner call and 2 in the outer, but your counts say "
+                    f"{inner[0] if inner else None} and {got}: does each call count in a "
+                    "list of its own, kept apart from the other's?")
 
     def fails():
         jax.jit(lambda v: v - next(_fresh))(np.ones(2, np.float32))
@@ -161,6 +241,9 @@ q1 = Task(LAB, 1, "Count compiles", _check_counter, [
 def _check_causes(causes) -> str:
     if causes is None or isinstance(causes, str) or not hasattr(causes, "__iter__"):
         raise Wrong("give a set of names from j2.CAUSES, e.g. {'static_lr', ...}")
+    if isinstance(causes, dict):
+        raise Wrong("give the set of the names that make the count rise, not a dict of every "
+                    "suspect")
     causes = list(causes)
     if not all(isinstance(c, str) for c in causes):
         raise Wrong("give the suspects by their names in j2.CAUSES (strings)")
@@ -189,9 +272,66 @@ q2 = Task(LAB, 2, "Name the causes", _check_causes, [
 # ----------------------------------------------------------------- task 3: the fix
 
 # the first stream never reaches MAX_BATCH (padding to the stream's own longest batch would
-# pass it), the second does; both have a one-row batch
-SIZES = [(27, 14, 27, 19, 8, 11, 24, 1), (32, 14, 29, 21, 32, 9, 1, 17)]
-_dims = itertools.count(5)
+# pass it), the second does, and is one batch longer (a loop compiled for the number of
+# batches would compile again); both have a one-row batch
+SIZES = [(27, 14, 27, 19, 8, 11, 24, 1), (32, 14, 29, 21, 32, 9, 1, 17, 26)]
+# feature sizes far from those the notebook uses (its count_fresh counts up from 10): the
+# attendee's step has never been compiled for them
+_dims = itertools.count(41)
+
+
+@contextmanager
+def _jitted_results():
+    """Every jitted call made in the block, as (name, arguments, results). JAX runs a jitted
+    function it has seen with these argument types in C++ (its fast path), out of Python's
+    sight; for a function first called with them in the block, that path is left unmade, so
+    each of its calls comes through Python and is recorded."""
+    from jax._src import pjit
+    from jax._src.interpreters import pxla
+    seen = []
+    fast, call = pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__
+
+    def record(self, *args):
+        out = call(self, *args)
+        seen.append((self.name, args, out))
+        return out
+    pjit._get_fastpath_data = lambda *args, **kwargs: None
+    pxla.ExecuteReplicated.__call__ = record
+    try:
+        yield seen
+    finally:
+        pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__ = fast, call
+
+
+def _numbers(arrays) -> set:
+    """Every floating-point number in `arrays`, as float32."""
+    out = set()
+    for a in arrays:
+        a = np.asarray(a)
+        if np.issubdtype(a.dtype, np.floating):
+            out.update(a.astype(np.float32).ravel().tolist())
+    return out
+
+
+def _not_computed_by_jit(losses, w, batches, ran) -> str | None:
+    """None if each step's loss came out of a jitted call that was given that step's batch,
+    and w out of a jitted call; else what did not."""
+    calls = [(name, _numbers(args), _numbers(out)) for name, args, out in ran]
+    names = ", ".join(sorted({name for name, *_ in calls})) or "none"
+    for i, (loss, (x, _)) in enumerate(zip(losses, batches)):
+        gave = [(name, given) for name, given, out in calls if float(np.float32(loss)) in out]
+        if not gave:
+            return (f"the loss of step {i} did not come out of any jitted function your "
+                    f"loop ran (it ran: {names})")
+        rows = set(x.astype(np.float32).ravel().tolist())
+        if not any(rows <= given for _, given in gave):
+            return (f"the loss of step {i} came out of {', '.join(sorted({n for n, _ in gave}))}"
+                    f", which was not given step {i}'s batch")
+    w = np.asarray(w, np.float32)
+    if not any(np.asarray(o).shape == w.shape and np.array_equal(np.asarray(o, np.float32), w)
+               for _, _, out in ran for o in out):
+        return f"the trained weights w did not come out of any jitted function (it ran: {names})"
+    return None
 
 
 def _check_fixed(train) -> str:
@@ -202,8 +342,15 @@ def _check_fixed(train) -> str:
         # weights that do not start at zero: weight decay moves them from the first step
         w0 = jax.device_put(rng.normal(size=dim).astype(np.float32))
         b0 = jax.device_put(np.float32(rng.normal()))
-        with compiles() as c:
-            out = train(w0, b0, batches, base_lr)
+        with compiles() as c, _jitted_results() as ran:
+            state = KernelState()
+            try:
+                out = _call(train, "train_fixed(w, b, batches, base_lr)",
+                            w0, b0, batches, base_lr)
+            except BaseException:
+                state.restore()        # (the counter's own listener too): the error is told
+                raise
+            _left_for_everyone("your train_fixed", state)
         if not (isinstance(out, tuple) and len(out) == 3):
             raise Wrong("return (w, b, losses), as train_buggy does")
         w, b, losses = out
@@ -215,10 +362,13 @@ def _check_fixed(train) -> str:
         if len(losses) != len(batches):
             raise Wrong(f"losses should have one value per batch ({len(batches)}), "
                         f"it has {len(losses)}")
-        # float32 against float64 differs by about 1e-7; weight decay on a wrong step, or
-        # off, moves the numbers by about 1e-5 or more
+        # float32 against float64 differs by about 1e-7 (more where a residual is a small
+        # difference of big terms: float32's own rounding, measured, sets the margin); weight
+        # decay on a wrong step, or off, moves the numbers by about 1e-5 or more
+        rounding = np.abs(np.subtract(reference(w0, b0, batches, base_lr, np.float32)[2],
+                                      rlosses))
         for i, (got, want) in enumerate(zip(losses, rlosses)):
-            if not np.isclose(got, want, rtol=3e-6, atol=1e-7):
+            if not abs(got - want) <= 3e-6 * abs(want) + 1e-7 + 8 * rounding[i]:
                 raise Wrong(f"the loss of step {i} (a batch of {len(batches[i][0])} rows) is "
                             f"{got:.7f}; train_buggy's is {want:.7f}: a fix must not change "
                             "the numbers")
@@ -238,6 +388,10 @@ def _check_fixed(train) -> str:
         if run == 1 and c.count:
             raise Wrong(f"run again on new batches and a new base learning rate, it compiled "
                         f"{c.count} more time(s) ({names}); it should compile none")
+        outside = _not_computed_by_jit(losses, w, batches, ran)
+        if outside:
+            raise Wrong(f"the right numbers, but {outside}: each step should run through the "
+                        "one jitted step, on its batch, not in NumPy beside it")
     return "one compile on fresh shapes, none on a second run, and the same losses"
 
 

@@ -7,12 +7,15 @@ did, not with an answer key.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+from contextlib import contextmanager
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from . import Task, Wrong, close
@@ -73,6 +76,25 @@ def _as_kinds(value, what: str) -> set[str]:
     return kinds
 
 
+def _fits(fn, call: str, *args) -> None:
+    """Wrong, in the attendee's terms, when fn takes other arguments than the check gives it
+    (rather than the TypeError of the call)."""
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        raise Wrong(f"your function takes {getattr(fn, '__name__', 'it')}"
+                    f"{inspect.signature(fn)}, but the check calls it as {call}: give it "
+                    "exactly those arguments") from None
+    except ValueError:          # no signature to read (a builtin): the call will say
+        pass
+
+
+def _call(fn, call: str, *args):
+    """fn(*args), as the check calls the attendee's function."""
+    _fits(fn, call, *args)
+    return fn(*args)
+
+
 # ----------------------------------------------------------------- task 1: three placements
 
 def _shard_map_of(arr) -> dict:
@@ -84,11 +106,39 @@ def _shard_map_of(arr) -> dict:
     return held
 
 
-def _check_place(place) -> str:
+def _bounds(index, shape) -> tuple:
+    return tuple(sl.indices(dim)[:2] for sl, dim in zip(index, shape))
+
+
+def _where(arr, name, mesh, spec, shape) -> None:
+    """Wrong if arr's blocks are not on the devices where `spec` on `mesh` puts them."""
+    got = {d.id: _bounds(i, shape) for d, i in arr.sharding.devices_indices_map(shape).items()}
+    want = {d.id: _bounds(i, shape)
+            for d, i in NamedSharding(mesh, spec).devices_indices_map(shape).items()}
+    if got != want:
+        block = next(b for d, b in sorted(got.items()) if want.get(d) != b)
+        on = sorted(d for d, b in got.items() if b == block)
+        there = sorted(d for d, b in want.items() if b == block)
+        (r0, r1), (c0, c1) = block
+        raise Wrong(f"'{name}' splits x as asked, but not over the mesh it is given: rows "
+                    f"{r0}–{r1 - 1}, columns {c0}–{c1 - 1} are on device(s) {on}, where "
+                    f"that mesh puts them on {there}")
+
+
+def _meshes_to_place_on():
+    """The lab's mesh, and one with its devices in another order (what place is given must
+    be what it uses)."""
     mesh, _ = make_meshes()
-    for seed, (n, m) in enumerate([(16, 8), (32, 24)]):
+    other = Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ("x", "y"),
+                 axis_types=(AxisType.Explicit,) * 2)
+    return [mesh, other]
+
+
+def _check_place(place) -> str:
+    meshes = _meshes_to_place_on()
+    for seed, ((n, m), mesh) in enumerate(zip([(16, 8), (32, 24)], meshes)):
         x = _rng_array((n, m), seed)
-        out = place(jnp.asarray(x), mesh)
+        out = _call(place, "place(x, mesh)", jnp.asarray(x), mesh)
         if not isinstance(out, dict):
             raise Wrong(f"place should return a dict with keys 'rows', 'cols', 'blocks', "
                         f"not {type(out).__name__}")
@@ -103,6 +153,9 @@ def _check_place(place) -> str:
             if not isinstance(arr, jax.Array):
                 raise Wrong(f"'{name}' is of type {type(arr).__name__}, not a jax.Array "
                             "placed on the devices (jax.device_put)")
+            if arr.dtype != x.dtype:
+                raise Wrong(f"'{name}' has dtype {arr.dtype}, x has {x.dtype}: placing an "
+                            "array must not change it")
             if not close(arr, x):
                 raise Wrong(f"'{name}' holds other numbers than x (shape {np.shape(arr)}): "
                             "placing an array must not change it")
@@ -118,6 +171,10 @@ def _check_place(place) -> str:
             if len(held) != distinct or any(len(v) != copies for v in held.values()):
                 raise Wrong(f"'{name}' has {len(held)} distinct blocks; the task asks for "
                             f"{distinct}, each on {copies} device(s)")
+        # the rows may go over the eight devices in any order; a column block's copies on
+        # the devices that differ in x, and the tiles where the grid puts them
+        _where(out["cols"], "cols", mesh, P(None, "y"), (n, m))
+        _where(out["blocks"], "blocks", mesh, P("x", "y"), (n, m))
     return "rows over all eight devices, column blocks copied over x, and a 2×4 grid of tiles"
 
 
@@ -153,11 +210,34 @@ def inserted(name: str, seed: int = 0) -> set[str]:
     return hlo_collectives(_compiled(OPS[name][1], x, w))
 
 
+@contextmanager
+def _lowerings():
+    """The names of the functions lowered in the block (jit(f).lower(...), and so any
+    .compile() of one)."""
+    from jax._src import stages
+    names, lower = [], stages.Traced.lower
+
+    def recording(self, *args, **kwargs):
+        names.append(getattr(self, "fun_name", "?"))
+        return lower(self, *args, **kwargs)
+    stages.Traced.lower = recording
+    try:
+        yield names
+    finally:
+        stages.Traced.lower = lower
+
+
 def _check_predictions(predictions) -> str:
     if callable(predictions):
-        predictions = predictions()
+        with _lowerings() as lowered:
+            predictions = _call(predictions, "predict()")
+        if lowered:
+            raise Wrong(f"your predict() lowered {len(lowered)} program(s) to read what XLA "
+                        "does: that is task 3. Here, predict from how x and w are placed, "
+                        "before compiling anything")
     if not isinstance(predictions, dict):
-        raise Wrong("predictions should be a dict: operation name -> set of collectives")
+        raise Wrong("predictions should be a dict: operation name -> set of collectives, "
+                    f"not a {type(predictions).__name__}")
     missing = [k for k in OPS if k not in predictions]
     if missing:
         raise Wrong(f"no prediction for {', '.join(map(repr, missing))}")
@@ -193,47 +273,140 @@ def _in_a_loop(a):
                              jnp.zeros(a.shape[1], a.dtype))
 
 
+@functools.lru_cache(maxsize=4)
+def _programs(mesh, auto):
+    """The reader's test programs for these meshes, made once: the same function objects on
+    every check, so JAX compiles each once per session (for the check and the reader alike)."""
+    scatter = jax.shard_map(lambda b: jax.lax.psum_scatter(b.sum(0), ("x", "y"), tiled=True),
+                            mesh=mesh, in_specs=P(("x", "y"), None), out_specs=P(("x", "y")))
+    to_cols = jax.jit(lambda a: a, out_shardings=NamedSharding(auto, P(None, "x")))
+    ring = jax.shard_map(lambda b: jax.lax.ppermute(b, "y", [(i, (i + 1) % 4) for i in range(4)]),
+                         mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    swap = jax.shard_map(lambda b: jax.lax.all_to_all(b, "y", 0, 1, tiled=True), mesh=mesh,
+                         in_specs=P("x", "y"), out_specs=P("x", "y"))
+    rows = NamedSharding(auto, P("x", None))
+    return {
+        "x * 2 + 1 on tiles": lambda a: a * 2 + 1,
+        # the function itself asks for a placement: compiled for unplaced copies of x, it
+        # still needs a collective; the module before partitioning has none
+        "a sum after a sharding constraint": lambda a: jax.lax.with_sharding_constraint(
+            a, rows).sum(0),
+        "a sum over axis 1 of tiles": lambda a: a.sum(axis=1),
+        "x @ w with w replicated": lambda a, b: a @ b,
+        "x @ x.T on tiles": lambda a: a @ a.T,
+        "a psum_scatter in shard_map": scatter,
+        "moving row blocks to column blocks": to_cols,
+        "a sum inside a fori_loop": _in_a_loop,
+        "a ppermute around a ring": ring,
+        "an all_to_all": swap,
+    }
+
+
 def _cases():
     """(description, function, args) the reader is tried on; the truth comes from the HLO."""
     mesh, auto = make_meshes()
     x, w = prediction_inputs(seed=7)
     rows = jax.device_put(_rng_array((16, 8), 8), NamedSharding(mesh, P(("x", "y"), None)))
     tall = jax.device_put(_rng_array((16, 8), 9), NamedSharding(auto, P("x", None)))
-    scatter = jax.shard_map(lambda b: jax.lax.psum_scatter(b.sum(0), ("x", "y"), tiled=True),
-                            mesh=mesh, in_specs=P(("x", "y"), None), out_specs=P(("x", "y")))
-    to_cols = jax.jit(lambda a: a, out_shardings=NamedSharding(auto, P(None, "x")))
-    ring = jax.shard_map(lambda b: jax.lax.ppermute(b, "y", [(i, (i + 1) % 4) for i in range(4)]),
-                         mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
     tiles = jax.device_put(_rng_array((16, 16), 10), NamedSharding(mesh, P("x", "y")))
-    swap = jax.shard_map(lambda b: jax.lax.all_to_all(b, "y", 0, 1, tiled=True), mesh=mesh,
-                         in_specs=P("x", "y"), out_specs=P("x", "y"))
-    return [
-        ("x * 2 + 1 on tiles", lambda a: a * 2 + 1, (x,)),
-        ("a sum over axis 1 of tiles", lambda a: a.sum(axis=1), (x,)),
-        ("x @ w with w replicated", lambda a, b: a @ b, (x, w)),
-        ("x @ x.T on tiles", lambda a: a @ a.T, (x,)),
-        ("a psum_scatter in shard_map", scatter, (rows,)),
-        ("moving row blocks to column blocks", to_cols, (tall,)),
-        ("a sum inside a fori_loop", _in_a_loop, (x,)),
-        ("a ppermute around a ring", ring, (tiles,)),
-        ("an all_to_all", swap, (tiles,)),
-    ]
+    args = {"x @ w with w replicated": (x, w), "a psum_scatter in shard_map": (rows,),
+            "moving row blocks to column blocks": (tall,), "a ppermute around a ring": (tiles,),
+            "an all_to_all": (tiles,)}
+    return [(text, fn, args.get(text, (x,))) for text, fn in _programs(mesh, auto).items()]
+
+
+_STABLEHLO = re.compile(r"stablehlo\.(all_reduce|all_gather|reduce_scatter|all_to_all|"
+                        r"collective_permute)\b")
+
+
+def _before_partitioning(fn, args) -> set[str]:
+    """The collectives in the module before XLA's partitioner: only those the code wrote."""
+    text = jax.jit(fn).lower(*args).as_text()
+    return {k.replace("_", "-") for k in _STABLEHLO.findall(text)}
+
+
+def _for_unplaced_copies(fn, args) -> set[str] | None:
+    """What XLA compiles for copies of the arguments that carry no sharding (None: it
+    cannot compile them)."""
+    try:
+        return hlo_collectives(_compiled(fn, *[np.asarray(a) for a in args]))
+    except Exception:
+        return None
+
+
+def _in_entry(fn, args) -> set[str]:
+    """The collectives of the compiled HLO's ENTRY computation only."""
+    text = _compiled(fn, *args).as_text()
+    entry = text[text.index("\nENTRY"):]
+    return set(_OPCODE.findall(entry[:entry.index("\n}")]))
+
+
+# misreadings of the HLO: what a reader that makes one answers, for the kinds it looks for
+_MISREADINGS = [
+    (_before_partitioning, "what the module before XLA's partitioner holds (the lowered "
+                           "StableHLO): only the collectives a program writes itself, not those "
+                           "XLA inserts"),
+    (_for_unplaced_copies, "what XLA compiles for copies of the arguments that carry no "
+                           "sharding (NumPy arrays, or shapes without one): compile f for the "
+                           "arguments as given, so that the partitioner sees how they are "
+                           "placed"),
+    (_in_entry, "what the compiled HLO's ENTRY computation holds alone; a loop body is a "
+                "computation of its own"),
+]
+_RAISED = "raised"
+
+
+def _answer(fn, *args):
+    try:
+        return fn(*args)
+    except Exception:
+        return _RAISED
+
+
+def _misreading(collectives, cases) -> str | None:
+    """The one misreading that gives the reader's answers on every program, of the kinds the
+    reader ever reports (None if no one does, or several do)."""
+    def reads(fn, args):
+        return _as_kinds(collectives(fn, *args), "the reader's result")
+    answers = [_answer(reads, fn, args) for _, fn, args in cases]
+    looks_for = set().union(*(a for a in answers if a != _RAISED))
+    fits = []
+    for model, what in _MISREADINGS:
+        for (_, fn, args), got in zip(cases, answers):
+            said = _answer(model, fn, args)
+            if (got == _RAISED) != (said in (_RAISED, None)) or (
+                    got != _RAISED and said & looks_for != got):
+                break
+        else:
+            fits.append(what)
+    return fits[0] if len(fits) == 1 and looks_for else None
 
 
 def _check_reader(collectives) -> str:
-    for text, fn, args in _cases():
-        got = _as_kinds(collectives(fn, *args), f"the reader's result for {text}")
+    cases, reported = _cases(), set()
+    for text, fn, args in cases:
+        call = f"collectives(f, {', '.join(['x', 'w'][:len(args)])})"
+        got = _as_kinds(_call(collectives, call, fn, *args),
+                        f"the reader's result for {text}")
         want = hlo_collectives(_compiled(fn, *args))
-        if got != want:
-            if want and not got:
-                raise Wrong(f"for {text} your reader finds no collectives, but the compiled "
-                            "HLO has some: are you reading the HLO after XLA's partitioner?")
-            if want - got:
-                raise Wrong(f"for {text} your reader finds {_fmt(got)} and misses a kind "
-                            "that the compiled HLO has")
+        if got == want:
+            reported |= got
+            continue
+        if got - want:
             raise Wrong(f"for {text} your reader reports {_fmt(got - want)}, which the "
                         "compiled HLO does not have")
-    return ("your reader agrees with the compiled HLO on nine programs, one with its "
+        missed = want - got
+        found = (f"finds {_fmt(got)} and misses a kind that the compiled HLO has" if got else
+                 "finds no collectives, but the compiled HLO has some")
+        why = _misreading(collectives, cases)
+        if why:
+            raise Wrong(f"for {text} your reader {found}. On all {len(cases)} programs, "
+                        f"its answers (of the kinds it reports at all) are {why}")
+        if not missed & reported:
+            found += (f", {'one' if got else 'of a kind' if len(missed) == 1 else 'of kinds'}"
+                      " your reader has reported for no program so far")
+        raise Wrong(f"for {text} your reader {found}")
+    return (f"your reader agrees with the compiled HLO on {len(cases)} programs, one with its "
             "collective inside a loop body")
 
 
@@ -256,18 +429,37 @@ def reduce_scatter_input(n: int = 16, m: int = 8, seed: int = 0):
     return jax.device_put(_rng_array((n, m), seed), NamedSharding(mesh, P(("x", "y"), None)))
 
 
+def _sums_of_some_devices(out, x) -> bool:
+    """Whether each number of `out` is its column's sum over the rows of only some of the
+    eight devices (a proper, non-empty subset), as when some partial sums are not added."""
+    blocks = np.asarray(x, np.float64).reshape(8, -1, x.shape[1]).sum(1)     # device × column
+    subsets = np.array([[(k >> d) & 1 for d in range(8)] for k in range(1, 255)], np.float64)
+    partial = subsets @ blocks                                               # subset × column
+    hit = np.isclose(partial, np.asarray(out, np.float64)[None, :], rtol=1e-4, atol=1e-4)
+    return bool(hit.any(0).all())
+
+
 def _check_reduce_scatter(colsum) -> str:
     for seed, (n, m) in enumerate([(16, 8), (64, 16)]):
         x = reduce_scatter_input(n, m, seed + 3)
+        _fits(colsum, "colsum(x)", x)
         compiled = _compiled(colsum, x)
         out = compiled(x)
         if np.shape(out) != (m,):
             raise Wrong(f"for a {n}×{m} input the result has shape {np.shape(out)}; the "
                         f"column sums x.sum(0) have shape ({m},)")
-        if not close(out, np.asarray(x).sum(0), tol=1e-4):
+        want = np.asarray(x).sum(0)
+        if not close(out, want, tol=1e-4):
+            if close(np.sort(np.asarray(out)), np.sort(want), tol=1e-4):
+                raise Wrong(f"for a {n}×{m} input the column sums are all there, but not in "
+                            "their order: which slice does each device keep, and in what "
+                            "order does out_specs put the slices together?")
+            if _sums_of_some_devices(out, x):
+                raise Wrong(f"for a {n}×{m} input each number is its column's sum over the "
+                            "rows of only some of the eight devices: the partial sums of "
+                            "all eight must be added")
             raise Wrong(f"for a {n}×{m} input the shape is right but the numbers are not the "
-                        "column sums x.sum(0): are the partial sums of all eight devices "
-                        "added?")
+                        "column sums x.sum(0)")
         kinds = hlo_collectives(compiled)
         if "reduce-scatter" not in kinds:
             raise Wrong(f"the right sums, but the compiled HLO has {_fmt(kinds)} and no "
@@ -275,6 +467,10 @@ def _check_reduce_scatter(colsum) -> str:
         if "all-reduce" in kinds:
             raise Wrong("there is a reduce-scatter, but also an all-reduce: every device "
                         "should end up with only its slice of the sums")
+        if kinds != {"reduce-scatter"}:
+            raise Wrong(f"there is a reduce-scatter, but also {_fmt(kinds - {'reduce-scatter'})}"
+                        ": the reduce-scatter alone should add the partial sums, each device "
+                        "receiving only those of its slice")
         shapes = {s.data.shape for s in out.addressable_shards}
         if shapes != {(m // 8,)}:
             raise Wrong(f"each device holds {shapes} of the result, not a 1/8 slice")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Mapping
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -10,7 +12,7 @@ import numpy as np
 from jax._src import core
 from jax._src.interpreters import mlir
 
-from . import Task, Wrong, as_array, close
+from . import Task, Wrong, as_array, close, raised_in_attendee_code
 
 LAB = "L2"
 
@@ -19,9 +21,9 @@ LAB = "L2"
 
 _TABLE = np.arange(4.0, dtype=np.float32)
 
-# A primitive of the check's own inside every nested jaxpr: its Python impl runs only when
-# an evaluator binds it itself, with values. Binding the enclosing `jit` instead compiles it,
-# and the impl never runs.
+# A primitive of the check's own inside every nested jit: its Python impl runs only when an
+# evaluator binds it itself, with values. Binding the enclosing `jit` instead compiles it, and
+# the impl never runs.
 probe_p = core.Primitive("probe")
 probe_p.def_impl(lambda x: _PROBED.append(1) or x)
 probe_p.def_abstract_eval(lambda x: x)
@@ -37,16 +39,8 @@ def _with_consts(x):
     return jnp.tanh(x) * jnp.asarray(_TABLE) + 2.0           # a constvar and a literal
 
 
-def _with_nested(x):
-    inner = jax.jit(lambda v: _probe(jnp.cos(v)) * v)
-    return inner(x) + inner(x * 3.0)                          # one body, used twice
-
-
-def _deep(x):
-    inner = jax.jit(lambda v: _probe(v * (_TABLE[:3] + 1.0)))  # a nested jaxpr with a const
-    middle = jax.jit(lambda v: inner(v) - jnp.sin(v))
-    outer = jax.jit(lambda v: middle(v) * 2.0 + inner(v))     # three levels deep
-    return outer(x), x + 1.0
+def _literal_out(x):
+    return jnp.sin(x) * 3.0, 1.0                              # an output that is a Literal
 
 
 def _many_out(x):
@@ -54,23 +48,114 @@ def _many_out(x):
     return a * b, jnp.sum(b)
 
 
-_EVAL_CASES = [(_with_consts, (np.linspace(-1, 1, 4, dtype=np.float32),)),
-               (_with_nested, (np.linspace(0, 2, 3, dtype=np.float32),)),
-               (_deep, (np.linspace(-1, 1, 3, dtype=np.float32),)),
-               (_many_out, (np.linspace(1, 2, 6, dtype=np.float32),)),
-               (lambda x, y: (x @ y).max(), (np.ones((2, 3), np.float32),
-                                            np.full((3, 2), 0.5, np.float32)))]
+def _one_result(x):
+    # cond has multiple_results: it returns a list, here of one value; both branches are taken
+    up = jax.lax.cond(x.sum() > 0, lambda v: v + 1.0, lambda v: v * 2.0, x)
+    down = jax.lax.cond(x.sum() < 0, lambda v: v + 1.0, lambda v: v * 2.0, x)
+    return up * 3.0 - down
+
+
+def _with_nested(x):
+    inner = jax.jit(lambda v: (_probe(jnp.cos(v)) * v, 2.0))  # a literal among its outputs
+    a, two = inner(x)
+    b, _ = inner(x * 3.0)                                     # one body, used twice
+    return a + b * two
+
+
+def _deep(x):
+    inner = jax.jit(lambda v: _probe(v * (_TABLE[::-1] + 1.0)))  # a nested jaxpr, a const
+    middle = jax.jit(lambda v: inner(v) - jnp.sin(v))
+    outer = jax.jit(lambda v: middle(v) * 2.0 + inner(v))     # three levels deep
+    return outer(x), x + 1.0
+
+
+def _scans(x):
+    inner = jax.jit(lambda c: _probe(c * 0.5) + 1.0)
+    c = jax.lax.fori_loop(0, 3, lambda i, c: inner(c), x)     # a scan over nothing: a counter
+    def step(carry, xi):
+        return carry * 0.9 + xi, carry - xi
+    last, ys = jax.lax.scan(step, 0.0, c, reverse=True)       # a carry and stacked outputs
+    return ys, last
+
+
+def _whiles(x):
+    k = x.max() + 2.0                       # a value from outside, read by cond and body
+    grow = jax.lax.while_loop(lambda c: c.sum() < 20.0 * k, lambda c: c * k + 1.0, x)
+    never = jax.lax.while_loop(lambda c: c.sum() < 0.0, lambda c: c + 1.0, x)  # runs 0 times
+    return grow - never
+
+
+def _for_grad(x):
+    inner = jax.jit(lambda v: jnp.sin(v) * v)
+    return (inner(x) + jnp.cos(x) * 2.0).sum()
+
+
+def _for_grad_derivative(x):
+    return np.cos(x) * x + np.sin(x) - 2.0 * np.sin(x)
+
+
+_EVAL_CASES = [
+    (_with_consts, "a program with a constant (a constvar) and a literal among an equation's "
+                   "inputs", (np.linspace(-1, 1, 4, dtype=np.float32),)),
+    (_literal_out, "a program with a literal among its outputs",
+     (np.linspace(0, 1, 4, dtype=np.float32),)),
+    (_many_out, "a program with a primitive of two results (`split`)",
+     (np.linspace(1, 2, 8, dtype=np.float32),)),
+    (_one_result, "a program with a `cond` (multiple_results, returning a list of one value)",
+     (np.linspace(0.5, 1, 4, dtype=np.float32),)),
+    (_with_nested, "a program with a nested jit used twice (a literal among its outputs)",
+     (np.linspace(0, 2, 4, dtype=np.float32),)),
+    (_deep, "a program with jits nested three deep, one with its own constant",
+     (np.linspace(-1, 1, 4, dtype=np.float32),)),
+    (_scans, "a program with loops (`scan`: a fori_loop with a jit in its body, and a "
+             "reverse scan)", (np.linspace(1, 2, 4, dtype=np.float32),)),
+    (_whiles, "a program with `while` loops (one runs 3 times and reads a value from "
+              "outside the loop, one runs 0 times)",
+     (np.linspace(0, 1, 4, dtype=np.float32),)),
+    (lambda x, y: (x @ y).max(), "a program of two inputs, with dot_general and reduce_max",
+     (np.linspace(-1, 1, 4, dtype=np.float32),
+      np.arange(16, dtype=np.float32).reshape(4, 4) / 8)),
+]
+
+
+_REFS: dict = {}
+
+
+def _reference(name: str, build, *args):
+    """What build(*args) makes, made once in JAX's default context (32 bits, jit on): the check's
+    own programs and JAX's answers on them, which an attendee's global setting (x64 turned on,
+    jit disabled) cannot change."""
+    if name not in _REFS:
+        with jax.enable_x64(False), jax.disable_jit(False):
+            _REFS[name] = build(*args)
+    return _REFS[name]
+
+
+def _eval_reference(f, args):
+    """The case's jaxpr, and JAX's outputs on it."""
+    closed = jax.make_jaxpr(f)(*args)
+    return closed, [np.asarray(v) for v in core.eval_jaxpr(closed, closed.consts, *args)]
+
+
+_GRAD_AT = np.linspace(-1, 1, 4, dtype=np.float32)
+_GRAD_CASE = "a program with a nested jit, under jax.grad (the cell after the check runs one)"
+
+
+def _grad_reference():
+    """The case's jaxpr, and its derivative worked out by hand (JAX's would compile more)."""
+    return (jax.make_jaxpr(_for_grad)(_GRAD_AT),
+            _for_grad_derivative(_GRAD_AT.astype(np.float64)))
 
 
 def _n_probes(jaxpr) -> int:
-    return sum(e.primitive is probe_p for e in _walk(jaxpr))
-
-
-def _walk(jaxpr):
+    """How many probes an evaluator that runs each nested jit itself runs: those inside jits
+    (the bodies of cond, scan and while are JAX's to run)."""
+    n = 0
     for e in jaxpr.eqns:
-        yield e
-        for sub in core.jaxprs_in_params(e.params):
-            yield from _walk(sub)
+        n += e.primitive is probe_p
+        if e.primitive.name == "jit":
+            n += _n_probes(e.params["jaxpr"])
+    return n
 
 
 def _jax_evaluators():
@@ -100,40 +185,77 @@ def _run_watched(my_eval, jaxpr, args):
     return got, seen
 
 
+def _crashed(e: Exception, where: str) -> Wrong:
+    """What the attendee's code raising `e` on the program `where` is, in their terms."""
+    first = (str(e).strip().split("\n") or [""])[0][:200]
+    key = e.args[0] if isinstance(e, KeyError) and e.args else None
+    if isinstance(key, core.Var):
+        return Wrong(f"on {where}: your code read a {key.aval.str_short()} variable that your "
+                     "environment has no value for (KeyError)")
+    if isinstance(e, TypeError) and "'Literal'" in first:
+        return Wrong(f"on {where}: your code raised {type(e).__name__}: {first} (a "
+                     "core.Literal is not a variable: it carries its value, .val)")
+    return Wrong(f"on {where}: your code raised {type(e).__name__}: {first}")
+
+
+def _attendee(call, where: str):
+    """call(), with what the attendee's code raises told in their terms, on `where`."""
+    try:
+        return call()
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        if not raised_in_attendee_code(e):
+            raise
+        raise _crashed(e, where) from None
+
+
 def _check_eval(my_eval) -> str:
-    for f, args in _EVAL_CASES:
-        closed = jax.make_jaxpr(f)(*args)
-        want = jax.tree_util.tree_leaves(f(*args))
+    for f, where, args in _EVAL_CASES:
+        closed, want = _reference(where, _eval_reference, f, args)
         del _PROBED[:]
-        got, seen = _run_watched(my_eval, closed, args)
+        got, seen = _attendee(partial(_run_watched, my_eval, closed, args), where)
         if seen:
             raise Wrong(f"your evaluator calls JAX's {seen[0]}: walk the equations with "
                         "your own loop")
         if isinstance(got, (list, tuple)) and len(_PROBED) < _n_probes(closed):
-            raise Wrong(f"{f.__name__}: the equations inside a nested jit never ran one by one "
+            raise Wrong(f"on {where}: the equations inside a nested jit never ran one by one "
                         "in your loop: binding the `jit` equation hands the whole body to "
                         "JAX. Run eqn.params['jaxpr'] with your own function")
         if not isinstance(got, (list, tuple)) or len(got) != len(want):
-            raise Wrong(f"{f.__name__}: expected a list of {len(want)} output(s), got "
+            raise Wrong(f"on {where}: expected a list of {len(want)} output(s), got "
                         f"{type(got).__name__} of length "
                         f"{len(got) if hasattr(got, '__len__') else '?'}")
         for i, (g, w_) in enumerate(zip(got, want)):
-            g = as_array(g, f"{f.__name__}: output {i}")
+            g = as_array(g, f"on {where}: output {i}")
             if not close(g, w_):
-                raise Wrong(f"{f.__name__}: output {i} is {g.tolist()}, JAX says "
+                raise Wrong(f"on {where}: output {i} is {g.tolist()}, JAX says "
                             f"{np.asarray(w_).tolist()}")
-    return ("your loop agrees with JAX on constants, literals, jits nested three deep (one "
-            "with its own constants, one body used twice) and a multiple-results primitive")
+    # the same loop on tracers: an evaluator that binds each primitive to the values it is
+    # given runs under a transformation too; one that turns them into NumPy arrays does not.
+    # (Not watched: JAX's own rules for some derivatives run eval_jaxpr.)
+    closed, want = _reference(_GRAD_CASE, _grad_reference)
+    got = _attendee(lambda: jax.grad(lambda v: my_eval(closed, v)[0])(_GRAD_AT), _GRAD_CASE)
+    if not close(as_array(got, f"on {_GRAD_CASE}: the derivative"), want):
+        raise Wrong(f"on {_GRAD_CASE}: the derivative is {np.asarray(got).tolist()}, not "
+                    f"{want.tolist()}")
+    return ("your loop agrees with JAX on constants, literals (among inputs and outputs), "
+            "primitives of several results and of a list of one, jits nested three deep (one "
+            "with its own constants, one body used twice), cond, scan and while (one reading "
+            "a value from outside), and runs under jax.grad too")
 
 
 q1 = Task(LAB, 1, "An evaluator", _check_eval, [
     "Keep a dict from variable to value: write constvars and invars first, then each "
-    "equation's outvars; a core.Literal is its own value (.val).",
+    "equation's outvars; a core.Literal is its own value (.val), wherever it appears, the "
+    "jaxpr's outputs included.",
     "Apply an equation with eqn.primitive.bind(*values, **eqn.params); when "
-    "primitive.multiple_results is True it returns a list. For `jit`, run "
-    "eqn.params['jaxpr'] (a core.Jaxpr with its own .consts) with your own function.",
+    "primitive.multiple_results is True it returns a list (perhaps of one value), whatever "
+    "len(eqn.outvars) is. For `jit`, run eqn.params['jaxpr'] (a core.Jaxpr with its own "
+    ".consts) with your own function; cond, scan and while you bind like any other "
+    "primitive, and JAX runs their bodies.",
     "The shape of it: a function run(jaxpr, consts, args) that fills env, loops over "
-    "jaxpr.eqns, and calls itself for a `jit` equation; my_eval calls it once.",
+    "jaxpr.eqns, and calls itself for a `jit` equation only; my_eval calls it once.",
 ], takes="my_eval")
 
 
@@ -164,21 +286,45 @@ def _count_deep(x):
     return c + inner(ys).sum()                                # one jit body, used thrice
 
 
-_COUNT_CASES = [(_count_subject, (True, np.ones(3, np.float32))),
-                (_count_deep, (np.linspace(-1, 1, 4, dtype=np.float32),)),
-                (lambda x: jnp.sin(x) + jnp.sin(x) * x, (np.ones(2, np.float32),))]
+def _count_while(x, n):
+    small = jax.jit(lambda v: jnp.abs(v).max())
+    def body(c):                                              # a cond in the body
+        return jax.lax.cond(small(c) > 1.0, lambda v: v * 0.5, lambda v: jnp.exp(v), c)
+    y = jax.lax.while_loop(lambda c: small(c) < 4.0, body, x)  # a jit in the condition
+    i, z = jax.lax.fori_loop(0, n, lambda i, c: (c[0] + 1, jnp.log1p(c[1])), (0, y))
+    return z * i
+
+
+def _count_custom(x):
+    return jax.nn.relu(x) + jax.checkpoint(lambda v: jnp.sin(v) * 2.0)(x)
+
+
+_COUNT_CASES = [
+    (_count_subject, "a function with jit, cond and a loop", (True, np.ones(3, np.float32))),
+    (_count_deep, "a function with a jit inside a cond inside a scan",
+     (np.linspace(-1, 1, 4, dtype=np.float32),)),
+    (_count_while, "a function with `while` loops (a jit in one's condition, a cond in its "
+                   "body)", (np.linspace(-1, 1, 4, dtype=np.float32), 5)),
+    (lambda x: jnp.sin(x) + jnp.sin(x) * x, "a function that applies sin twice",
+     (np.ones(2, np.float32),)),
+    (_count_custom, "a function with a custom_jvp (jax.nn.relu: its call_jaxpr holds a jit) "
+                    "and a jax.checkpoint", (np.linspace(-1, 1, 4, dtype=np.float32),)),
+]
+
+
+def _count_reference(f, args):
+    closed = jax.make_jaxpr(f)(*args)
+    return closed, reference_count(closed)
 
 
 def _check_count(count_prims) -> str:
-    for f, args in _COUNT_CASES:
-        closed = jax.make_jaxpr(f)(*args)
-        want = reference_count(closed)
+    for f, where, args in _COUNT_CASES:
+        closed, want = _reference(where, _count_reference, f, args)
         got = count_prims(closed)
-        try:
-            got = Counter(dict(got))
-        except (TypeError, ValueError):
+        if not isinstance(got, Mapping):
             raise Wrong(f"count_prims should return a dict of name → count, got "
-                        f"{type(got).__name__}") from None
+                        f"{type(got).__name__}")
+        got = Counter(got)
         if not all(isinstance(k, str) for k in got):
             kind = next(type(k).__name__ for k in got if not isinstance(k, str))
             raise Wrong(f"the keys should be primitive names (strings, eqn.primitive.name), "
@@ -190,16 +336,19 @@ def _check_count(count_prims) -> str:
             missing = sorted(set(want) - set(got))
             wrong = sorted(k for k in want if k in got and got[k] != want[k])
             extra = sorted(set(got) - set(want))
-            raise Wrong(f"on a function with {f.__doc__ or 'jit, cond and loops'}: missing "
-                        f"{missing}, miscounted {wrong}, unexpected {extra}")
-    return "counted every primitive, inside every nested jaxpr too"
+            raise Wrong(f"on {where}: missing {missing}, miscounted {wrong}, "
+                        f"unexpected {extra}")
+    return ("counted every primitive, inside every nested jaxpr too (jit bodies, cond "
+            "branches, scan bodies, while conditions and bodies, a custom_jvp's and a "
+            "checkpoint's jaxprs)")
 
 
 q2 = Task(LAB, 2, "A counting interpreter", _check_count, [
     "Count eqn.primitive.name for each equation, then look inside the jaxprs an equation "
     "carries in its params.",
     "core.jaxprs_in_params(eqn.params) yields every nested Jaxpr (a jit body, each cond "
-    "branch, a loop body); count the outer equation itself as well.",
+    "branch, a scan body, a while's condition and body, a custom_jvp's call_jaxpr), "
+    "whatever the param is called; count the outer equation itself as well.",
     "The shape of it: a recursive count(jaxpr) that adds one per equation, then adds "
     "count(sub) for each nested jaxpr; a jit body used twice is counted twice.",
 ], takes="count_prims")
@@ -216,10 +365,15 @@ def split_me(x, y):
 
 
 def known_half() -> list[str]:
+    return list(_reference("split", _split)[0])
+
+
+def _split():
+    """The primitives of the known half, and those of split_me's whole jaxpr."""
     from jax._src.interpreters import partial_eval as pe
     closed = jax.make_jaxpr(split_me)(1.0, 2.0)
     known, *_ = pe.partial_eval_jaxpr_nounits(closed, [False, True], instantiate=False)
-    return [e.primitive.name for e in known.eqns]
+    return [e.primitive.name for e in known.eqns], [e.primitive.name for e in closed.eqns]
 
 
 def _check_split(prediction) -> str:
@@ -228,14 +382,27 @@ def _check_split(prediction) -> str:
     prediction = list(prediction)
     if not all(isinstance(p, str) for p in prediction):
         raise Wrong("the prediction should hold primitive names as strings, e.g. 'exp'")
-    got, want = Counter(prediction), Counter(known_half())
+    known, whole = _reference("split", _split)
+    got, want, every = Counter(prediction), Counter(known), Counter(whole)
     if got != want:
-        if got - want:
-            raise Wrong(f"{sorted((got - want).elements())} cannot run now: "
-                        "something it reads depends on y")
+        strange = sorted(set(got) - set(every))
+        if strange:
+            raise Wrong(f"{strange}: split_me's jaxpr has no equation of that name: print it "
+                        "and copy the names it shows")
+        over = sorted(k for k in got if got[k] > every[k])
+        if over:
+            raise Wrong("; ".join(f"you list {k} {got[k]} times, but split_me's jaxpr has "
+                                  f"{every[k]} {k} equation(s)" for k in over)
+                        + ": one entry per equation")
+        extra = got - want
+        if extra:
+            raise Wrong(f"{sorted(extra.elements())} cannot run now: "
+                        + "; ".join(f"{every[k] - want[k]} of split_me's {every[k]} {k} "
+                                    "equation(s) reads something that depends on y"
+                                    for k in sorted(extra)))
         raise Wrong(f"{len(list((want - got).elements()))} more equation(s) depend only on x "
                     "and run now")
-    return (f"the known half is {known_half()}: everything that reads only x; what crosses "
+    return (f"the known half is {known}: everything that reads only x; what crosses "
             "the cut are the residuals")
 
 
@@ -272,7 +439,8 @@ def _make_tracer():
 
 def _lu_subjects():
     return [
-        ("a dict of a pair and a scalar", lambda a, b: {"p": (a * b, a - b), "s": a + b}, 2),
+        # its keys not in sorted order: jax.tree.flatten sorts them
+        ("a dict of a scalar and a pair", lambda a, b: {"s": a + b, "p": (a * b, a - b)}, 2),
         ("a bare scalar", lambda a: a * 3.0, 1),
         ("a list holding None and a nested tuple",
          lambda a, b, c: [None, (a, (b * c,)), c], 3),
@@ -281,20 +449,32 @@ def _lu_subjects():
 
 
 def _check_transformation(flatten_outputs) -> str:
+    import functools
     import inspect
+    lu, api_util = _lu()
+    if isinstance(flatten_outputs, functools.partial) and \
+            getattr(flatten_outputs.func, "__module__", "") == lu.__name__:
+        raise Wrong(f"flatten_outputs is already a transformation: a decorator "
+                    f"(@lu.{flatten_outputs.func.__name__}) made your generator one. Pass the "
+                    "generator itself, undecorated: the check applies "
+                    "lu.transformation_with_aux2 to it")
     if not inspect.signature(flatten_outputs).parameters:
         raise Wrong("flatten_outputs takes (f, store, *args): the next function, the store "
                     "for the aux output, and the arguments")
-    lu, api_util = _lu()
     transform = lu.transformation_with_aux2(flatten_outputs)
     trace = _make_tracer()
     for text, f, n in _lu_subjects():
         args = [np.float32(i + 1) for i in range(n)]
         want_leaves, want_tree = jax.tree.flatten(f(*args))
-        results = []
+        results, calls = [], []
         del _RUNS[:]
+
+        @functools.wraps(f)
+        def counted(*a, f=f, calls=calls):
+            calls.append(1)
+            return f(*a)
         for call in range(2):       # equal WrappedFuns: the second call is a cache hit
-            fun = lu.wrap_init(f, debug_info=api_util.debug_info("lab L2", f, args, {}))
+            fun = lu.wrap_init(counted, debug_info=api_util.debug_info("lab L2", f, args, {}))
             fun, aux = transform(fun)
             out = trace(fun, n)
             try:
@@ -308,14 +488,23 @@ def _check_transformation(flatten_outputs) -> str:
         if len(_RUNS) != 1:
             raise Wrong(f"for {text}: two equal wrapped functions ran {len(_RUNS)} times "
                         "under lu.cache: the second should be a cache hit")
+        if len(calls) != 1:
+            raise Wrong(f"for {text}: your generator called f {len(calls)} times for one call "
+                        "of the transformed function: call it once and take the leaves and "
+                        "the tree from that one result (each call of f runs the rest of the "
+                        "stack again)")
         for out, tree in results:
             if not isinstance(tree, jax.tree_util.PyTreeDef) or tree != want_tree:
                 raise Wrong(f"for {text}: the aux output is {tree!r}, not the output's "
                             f"tree structure {want_tree!r}")
-            if len(out) != len(want_leaves) or not all(
-                    close(g, w) for g, w in zip(out, want_leaves)):
+            if len(out) != len(want_leaves):
                 raise Wrong(f"for {text}: the transformed function should return the "
                             f"{len(want_leaves)} leaves of f's output, flat")
+            for i, (g, w) in enumerate(zip(out, want_leaves)):
+                if not close(g, w):
+                    raise Wrong(f"for {text}: leaf {i} is {np.asarray(g).tolist()}, but leaf "
+                                f"{i} of f's output in jax.tree.flatten's order (the order "
+                                f"of the tree you store) is {np.asarray(w).tolist()}")
         rebuilt = jax.tree.unflatten(results[1][1], results[1][0])
         if jax.tree.structure(rebuilt) != want_tree:
             raise Wrong(f"for {text}: unflattening your leaves with your tree does not give "
