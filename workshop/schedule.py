@@ -138,8 +138,8 @@ def markdown(start: str = START, session: int = SESSION) -> str:
             what = f"[{r.what}](../{r.item.link})" if r.item else f"*{r.what}*"
             out.append(f"| {hhmm(r.start)}–{hhmm(r.stop)} | {what} | {r.stop - r.start} |")
         out += ["", f"Day {d} ends at {hhmm(rows[-1].stop)}.", ""]
-    out += ["Labs run longer for some rooms (J2 and L2 about ten minutes, J4 five): the "
-            "breaks after them are the slack.", ""]
+    out += ["A lab's minutes are a timed run by a presenter working each task as an attendee "
+            "would, hints included.", ""]
     return "\n".join(out)
 
 

@@ -2,7 +2,10 @@
 The tasks are in exercises/J3-own-the-derivative.ipynb."""
 from __future__ import annotations
 
+import hashlib
 import math
+import re
+import time
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +68,22 @@ def _autodiff_traces(fn, *args) -> int:
     return seen[0]
 
 
+def _bwd_gives_a_tuple(fn, x, what: str) -> None:
+    """Trace grad(fn) once. A bwd that does not return one cotangent per input is refused by
+    JAX inside JAX, after bwd returned (so no frame of the attendee's code is on the
+    traceback): say what it returned, in the attendee's terms."""
+    try:
+        jax.make_jaxpr(jax.grad(lambda x: jnp.sum(fn(x))))(x)
+    except TypeError as e:
+        if "Custom VJP bwd rule must produce" not in str(e):
+            raise
+        found = re.search(r"got bwd output structure (.*) for primal", str(e))
+        got = found.group(1) if found else "something else"
+        got = "a bare array" if got == "PyTreeDef(*)" else f"the structure {got}"
+        raise Wrong(f"your bwd returns {got}, not a tuple with one entry per input of "
+                    f"{what} (it has one, x): JAX refuses it") from None
+
+
 @jax.custom_vjp
 def _lse_own(x):
     return jax.nn.logsumexp(x)
@@ -89,8 +108,22 @@ def _softmax_ref(x):
 
 _rng = np.random.default_rng(3)
 _LSE_MODERATE = (_rng.normal(size=6) * 2.0).astype(np.float32)
-_LSE_LARGE = np.array([1000.0, 998.5, -3.0, 999.0, 990.0, 0.0], np.float32)
-_LSE_SMALL = np.array([-1000.0, -1001.0, -1003.5, -1000.5, -1010.0, -1002.0], np.float32)
+# extreme vectors whose maximum is not first (third in one, last in the other) and whose range
+# is wider than float32's exp can take (exp(89) is inf): a shift by x[0], x[-1], the mean or
+# the minimum overflows on one of them; only the maximum keeps every exp at most 1
+_LSE_LARGE = np.array([0.0, 998.5, 1000.0, 999.0, 990.0, -3.0], np.float32)
+_LSE_SMALL = np.array([-1100.0, -1001.0, -1003.5, -1090.0, -1010.0, -1000.0], np.float32)
+# near float32's limit: every exp(x) is finite (exp(88.7) is not), their sum is not
+_LSE_EDGE = np.array([87.9, 87.6, 80.0, 87.8, 0.0, 87.7], np.float32)
+_LSE_EXTREME = (("on large inputs", _LSE_LARGE),
+                ("on inputs just below float32's limit for exp", _LSE_EDGE),
+                ("on very negative inputs", _LSE_SMALL))
+
+
+def _fmt(a, digits=4) -> list:
+    """An array as a list of short Python floats, for a message (float32's 0.9 prints as
+    0.8999999761581421 otherwise)."""
+    return [round(float(v), digits) for v in np.asarray(a).ravel()]
 _LSE_BATCH = (_rng.normal(size=(5, 6)) * 3.0).astype(np.float32)
 
 
@@ -103,14 +136,23 @@ def _check_lse(fn) -> str:
     if not close(val, _lse_ref(x), tol=1e-4):
         raise Wrong(f"on a vector of 6 normal draws it gives {float(val):.5f}, "
                     f"not {_lse_ref(x):.5f}")
-    for name, case in (("large", _LSE_LARGE), ("very negative", _LSE_SMALL)):
-        v = f(jnp.asarray(case))
-        if not np.isfinite(float(v)) or not close(v, _lse_ref(case), tol=1e-3):
-            raise Wrong(f"on {name} inputs {case.tolist()} it gives {float(v)}, not "
+    for name, case in _LSE_EXTREME:
+        v = float(f(jnp.asarray(case)))
+        if not np.isfinite(v):
+            raise Wrong(f"{name} {_fmt(case)} it gives {v}, not "
                         f"{_lse_ref(case):.3f}: the forward pass is not stable yet")
-    if "custom_vjp_call" not in _prims(fn, x):
+        if not close(v, _lse_ref(case), tol=1e-3):
+            raise Wrong(f"{name} {_fmt(case)} it gives {v:.3f}, not "
+                        f"{_lse_ref(case):.3f}: finite, but not log Σ exp(x) there")
+    prims = _prims(fn, x)
+    if "custom_vjp_call" not in prims and "custom_jvp_call" in prims:
+        raise Wrong("the staged program has a custom_jvp_call: a forward-mode rule "
+                    "(jax.custom_jvp). The task asks for a backward rule, a jax.custom_vjp "
+                    "with fwd and bwd")
+    if "custom_vjp_call" not in prims:
         raise Wrong("the values are right, but the staged program has no custom_vjp_call: "
                     "this is plain autodiff, not your rule")
+    _bwd_gives_a_tuple(fn, x, "logsumexp")
     if not _is_own_custom_vjp(fn, x):
         raise Wrong("the staged program has a custom_vjp_call, but other work around it "
                     "is differentiated by plain autodiff: make logsumexp itself the "
@@ -138,10 +180,10 @@ def _check_lse(fn) -> str:
     if not close(gx, ct * want, tol=1e-4):
         raise Wrong("with an incoming cotangent of 2.5 the result is not 2.5 × the gradient: "
                     "does the backward rule use its cotangent argument?")
-    for name, case in (("large", _LSE_LARGE), ("very negative", _LSE_SMALL)):
+    for name, case in _LSE_EXTREME:
         g = np.asarray(grad(jnp.asarray(case)))
         if not np.all(np.isfinite(g)) or not close(g, _softmax_ref(case), tol=1e-4):
-            raise Wrong(f"on {name} inputs the gradient is {np.round(g, 4).tolist()}: "
+            raise Wrong(f"{name} the gradient is {_fmt(g)}: "
                         "the backward rule is not stable yet")
     gb = jax.jit(jax.vmap(jax.grad(fn)))(jnp.asarray(_LSE_BATCH))
     if not close(gb, _softmax_ref(_LSE_BATCH), tol=1e-4):
@@ -165,35 +207,63 @@ q1 = Task(LAB, 1, "A stable log-sum-exp with its own VJP", _check_lse, [
 _CLIP_X = np.array([4.0, -3.0, 0.25, -0.5, 2.0, -7.5, 1.5, 0.0], np.float32)
 # cotangents on both sides of both bounds, and on the bounds themselves
 _CLIP_W = np.array([3.0, -0.5, -7.0, 0.9, 1.0, -1.5, -1.0, 1.0001], np.float32)
+# infinite cotangents (an overflow upstream): clipped, they are ±1 like any other beyond 1;
+# a NaN stays NaN, as np.clip leaves it
+_CLIP_ODD = np.array([np.inf, -np.inf, np.nan, 0.5, -2.0, np.inf, 1.0, 0.0], np.float32)
 
 
 def _check_clip(fn) -> str:
     x, w = jnp.asarray(_CLIP_X), jnp.asarray(_CLIP_W)
     y = as_array(fn(x), "clip_gradient(x)")
     if not close(y, x):
-        raise Wrong(f"the forward pass should leave x alone: on {_CLIP_X.tolist()} it gives "
-                    f"{np.round(np.asarray(y), 3).tolist()}")
+        raise Wrong(f"the forward pass should leave x alone: on {_fmt(_CLIP_X)} it gives "
+                    f"{_fmt(y, 3)}")
     if "custom_vjp_call" not in _prims(fn, x):
         raise Wrong("the staged program has no custom_vjp_call: autodiff will use its own rule")
+    _bwd_gives_a_tuple(fn, x, "clip_gradient")
     g = as_array(jax.jit(jax.grad(lambda x: jnp.sum(w * fn(x))))(x), "the gradient")
     want = np.clip(_CLIP_W, -1.0, 1.0)
     if close(g, _CLIP_W):
         raise Wrong("the cotangents pass through unclipped: the gradient equals plain "
                     "autodiff's")
     if not close(g, want):
-        raise Wrong(f"with incoming cotangents {_CLIP_W.tolist()} the gradient is "
-                    f"{np.round(g, 3).tolist()}: clip the cotangent, elementwise, to [-1, 1]")
+        raise Wrong(f"with incoming cotangents {_fmt(_CLIP_W)} the gradient is "
+                    f"{_fmt(g, 3)}: clip the cotangent, elementwise, to [-1, 1]")
+    _, vjp = jax.vjp(jax.jit(fn), x)
+    (gi,) = vjp(jnp.asarray(_CLIP_ODD))
+    gi, want_odd = np.asarray(gi, np.float32), np.clip(_CLIP_ODD, -1.0, 1.0)
+    told = f"with incoming cotangents {_fmt(_CLIP_ODD)} the gradient is {_fmt(gi, 3)}"
+    inf = np.isinf(_CLIP_ODD)
+    if not np.array_equal(gi[inf], want_odd[inf]):
+        raise Wrong(f"{told}: an infinite cotangent is beyond 1 too, and clipped it is ±1, "
+                    "a finite number")
+    if not np.isnan(gi[np.isnan(_CLIP_ODD)]).all():
+        raise Wrong(f"{told}: a NaN cotangent came back as a number. np.clip leaves a NaN a "
+                    "NaN, and so should the rule: a NaN turned into a number hides a bug "
+                    "upstream")
+    if not close(gi[np.isfinite(_CLIP_ODD)], want_odd[np.isfinite(_CLIP_ODD)]):
+        raise Wrong(f"{told}: clip the cotangent, elementwise, to [-1, 1]")
+    xb = jnp.asarray(_CLIP_X, jnp.bfloat16)
+    _, vjp = jax.vjp(jax.jit(fn), xb)
+    (gb,) = vjp(jnp.asarray(_CLIP_W, jnp.bfloat16))
+    if gb.dtype != jnp.bfloat16:
+        raise Wrong(f"for a bfloat16 x with bfloat16 cotangents the gradient comes back as "
+                    f"{gb.dtype}: a gradient has the dtype of its input, so keep g's "
+                    "dtype")
     gv = jax.vmap(jax.grad(lambda x, w: jnp.sum(w * fn(x))))(
         jnp.stack([x, -x]), jnp.stack([w, 2 * w]))
     if not close(gv, np.stack([want, np.clip(2 * _CLIP_W, -1, 1)])):
         raise Wrong("under vmap the clipped gradients are wrong")
-    return "identity forward, cotangent clipped to [-1, 1] backward, under jit and vmap too"
+    return ("identity forward, cotangent clipped to [-1, 1] backward (infinite ones to ±1, "
+            "NaN kept, the dtype kept), under jit and vmap too")
 
 
 q2 = Task(LAB, 2, "A gradient that must be clipped", _check_clip, [
     "The forward pass is the identity; only the backward rule changes what flows back.",
     "No residual is needed, so fwd returns x and None; bwd gets g, the cotangent, and "
-    "returns a one-entry tuple: g limited to [-1, 1], elementwise (not its norm).",
+    "returns a one-entry tuple: g limited to [-1, 1], elementwise (not its norm). An "
+    "infinite g comes out as ±1 too (inf / inf, inf − inf and inf · 0 are NaN), a NaN as "
+    "NaN, and bounds given as Python floats keep g's dtype.",
 ], takes="clip_gradient")
 
 
@@ -224,66 +294,200 @@ def _ref_loss(body):
     return loss
 
 
-_REF = {"none": _ref_loss(block), "checkpoint": _ref_loss(jax.checkpoint(block)),
-        "policy": _ref_loss(jax.checkpoint(block,
-                                           policy=jax.checkpoint_policies.dots_saveable))}
+_REF = {"none": _ref_loss(block), "checkpoint": _ref_loss(jax.checkpoint(block))}
 
 
-def temp_bytes(loss, params, x) -> int:
-    """Temp memory XLA assigns to the compiled gradient of `loss`."""
-    c = jax.jit(jax.grad(loss)).lower(params, x).compile()
-    return int(c.memory_analysis().temp_size_in_bytes)
+# Compiling is the slow part of tasks 3 and 4 (about a second a program here, more on a busy
+# machine). The checks keep compiled programs by what they are: the StableHLO text of the
+# lowered program, the constants passed to it, and JAX's config (flags that change how XLA
+# compiles without changing the text). Two answers that lower to the same program share one
+# executable; an answer whose code, helper or global changed lowers to another text and is
+# compiled afresh. No verdict is kept: every check traces the answer again and decides from
+# what it gets now.
+_COMPILED: dict = {}
+_COMPILED_MAX = 64
 
 
-def _remats(fn, params, x):
-    return [e for e in _eqns(jax.make_jaxpr(fn)(params, x)) if e.primitive.name == "remat2"]
+def _digest(a) -> tuple:
+    a = np.asarray(a)
+    return a.shape, str(a.dtype), hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
-_SEEN: dict = {}   # id(fn) -> (fn, value, grad, temp bytes): a second check reuses them
+def _compiled(fn, *args):
+    """jax.jit(fn).lower(*args).compile(), shared by every call that lowers to the same
+    program under the same config."""
+    lowered = jax.jit(fn).lower(*args)
+    consts = getattr(getattr(lowered, "_lowering", None), "const_args", None) or ()
+    key = (lowered.as_text(), tuple(_digest(c) for c in consts),
+           tuple(sorted((k, repr(v)) for k, v in jax.config.values.items())))
+    exe = _COMPILED.get(key)
+    if exe is None:
+        while len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        exe = _COMPILED[key] = lowered.compile()
+    return exe
+
+
+def _flops(exe) -> float:
+    """XLA's count of floating-point operations in a compiled program: on CPU in JAX 0.12,
+    Compiled.cost_analysis() is a dict with a 'flops' entry."""
+    return float(exe.cost_analysis()["flops"])
+
+
+def _temp(exe) -> int:
+    return int(exe.memory_analysis().temp_size_in_bytes)
+
+
+def _mib(n) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _remats(jaxpr):
+    return [e for e in _eqns(jaxpr) if e.primitive.name == "remat2"]
+
+
+def _count_dots(jaxpr, inside=False) -> tuple[int, int]:
+    """(matrix products outside every checkpoint, all matrix products) of a jaxpr, each one
+    counted once where it is written (a scan body's once, not once per step)."""
+    out = total = 0
+    for e in jaxpr.eqns:
+        if e.primitive.name == "dot_general":
+            total += 1
+            out += not inside
+        for v in e.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else [v]):
+                if isinstance(sub, core.Jaxpr):
+                    o, t = _count_dots(sub, inside or e.primitive.name == "remat2")
+                    out, total = out + o, total + t
+    return out, total
+
+
+_LOOPS = {"scan", "while"}
+
+
+def _wraps_a_loop(remat) -> bool:
+    return any(e.primitive.name in _LOOPS for e in _eqns(remat.params["jaxpr"]))
+
+
+def _without_policies(jaxpr):
+    """The same jaxpr with every checkpoint's policy removed: what nothing_saveable saves."""
+    eqns = []
+    for e in jaxpr.eqns:
+        params = {}
+        for k, v in e.params.items():
+            if isinstance(v, core.Jaxpr):
+                v = _without_policies(v)
+            elif isinstance(v, tuple) and any(isinstance(s, core.Jaxpr) for s in v):
+                v = tuple(_without_policies(s) if isinstance(s, core.Jaxpr) else s for s in v)
+            params[k] = v
+        if e.primitive.name == "remat2":
+            params["policy"] = None
+        eqns.append(e.replace(params=params))
+    return jaxpr.replace(eqns=eqns)
+
+
+def _residuals(fn, *args) -> list[tuple]:
+    """The arrays the backward pass of fn keeps from its forward pass (shape and dtype of
+    each), as jax.ad_checkpoint.print_saved_residuals lists them."""
+    from jax._src.ad_checkpoint import saved_residuals
+    return sorted((tuple(a.shape), str(a.dtype)) for a, _ in saved_residuals(fn, *args))
+
+
+def _nbytes(residuals) -> int:
+    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in residuals)
+
+
+_Q3_INPUTS: list = []
 
 
 def _stack_inputs():
-    if "inputs" not in _SEEN:
-        _SEEN["inputs"] = make_params(depth=12, seed=7)
-    return _SEEN["inputs"]
+    """Task 3's stack: 12 blocks, made once (the check's own input, never the answer's)."""
+    if not _Q3_INPUTS:
+        _Q3_INPUTS.append(make_params(depth=12, seed=7))
+    return _Q3_INPUTS[0]
 
 
 def _value_grad_temp(fn, params, x):
-    hit = _SEEN.get(id(fn))
-    if hit is None or hit[0] is not fn:
-        c = jax.jit(jax.value_and_grad(fn)).lower(params, x).compile()
-        v, g = c(params, x)
-        hit = _SEEN[id(fn)] = (fn, v, g, int(c.memory_analysis().temp_size_in_bytes))
-    return hit[1:]
+    exe = _compiled(jax.value_and_grad(fn), params, x)
+    v, g = exe(params, x)
+    return v, g, _temp(exe)
+
+
+_KINDS = ("none", "checkpoint", "policy")
 
 
 def _check_variants(variants) -> str:
-    if not isinstance(variants, dict) or set(variants) != {"none", "checkpoint", "policy"}:
-        raise Wrong("pass a dict with the keys 'none', 'checkpoint' and 'policy'")
-    params, x = _stack_inputs()
-    want, want_g, _ = _value_grad_temp(_REF["none"], params, x)
-    mem = {}
+    if not isinstance(variants, dict) or set(variants) != set(_KINDS):
+        raise Wrong("pass a dict with exactly the keys 'none', 'checkpoint' and 'policy'")
     for name, fn in variants.items():
         if not callable(fn):
             raise Wrong(f"variants[{name!r}] should be a function loss(params, x)")
-        v, g, mem[name] = _value_grad_temp(fn, params, x)
+    params, x = _stack_inputs()
+    jaxprs = {k: jax.make_jaxpr(variants[k])(params, x) for k in _KINDS}
+    remats = {k: _remats(j) for k, j in jaxprs.items()}
+    if remats["none"]:
+        raise Wrong("'none' already contains a checkpoint (remat2 equation)")
+    for k in ("checkpoint", "policy"):
+        if not remats[k]:
+            raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?")
+    plain = {}       # what each variant's backward pass keeps with its policies removed
+    for k in ("checkpoint", "policy"):
+        stripped = _without_policies(jaxprs[k])
+        plain[k] = _residuals(
+            lambda p, x, j=stripped: core.jaxpr_as_fun(j)(*jax.tree.leaves((p, x)))[0],
+            params, x)
+    if any(e.params["policy"] is not None for e in remats["checkpoint"]):
+        kept = _residuals(variants["checkpoint"], params, x)
+        if kept != plain["checkpoint"]:     # nothing_saveable is no policy under a name
+            raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
+                        f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
+                        f"without it {len(plain['checkpoint'])}, "
+                        f"{_mib(_nbytes(plain['checkpoint']))})")
+    without = [e for e in remats["policy"] if e.params["policy"] is None]
+    if len(without) == len(remats["policy"]):
+        raise Wrong("'policy' has a checkpoint but no policy")
+    if without:
+        raise Wrong(f"'policy': {len(without)} of its {len(remats['policy'])} checkpoints "
+                    "have no policy: put the policy on every block's checkpoint")
+    for e in remats["policy"]:
+        policy = e.params["policy"]
+        if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
+            raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
+                        "function of your own: the task asks for one from "
+                        "jax.checkpoint_policies")
+    for k in ("checkpoint", "policy"):
+        if any(_wraps_a_loop(e) for e in remats[k]):
+            raise Wrong(f"{k!r}: the checkpoint wraps the whole loop, not each block: put "
+                        "jax.checkpoint on the scan body (around the whole loss it keeps "
+                        "everything the loop needs, as if there were no checkpoint)")
+    kept = _residuals(variants["policy"], params, x)
+    plain = plain["policy"]
+    if kept == plain:
+        inside = sum(_count_dots(e.params["jaxpr"])[1] for e in remats["policy"]
+                     if e.params["policy"] is not None)
+        why = (" The part it checkpoints has no matrix product, so a policy that keeps "
+               "the results of matrix products has nothing to keep there." if not inside
+               else "")
+        raise Wrong("'policy': with its policy or without one (nothing_saveable), the "
+                    f"backward pass keeps the same arrays ({len(kept)}, "
+                    f"{_mib(_nbytes(kept))}): the policy changes nothing and plans the same "
+                    f"bytes as nothing_saveable.{why}")
+    for k in ("checkpoint", "policy"):
+        out, total = _count_dots(jaxprs[k])
+        if out:
+            raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
+                        "checkpoint: checkpoint each whole block, the scan body")
+    want, want_g, _ = _value_grad_temp(_REF["none"], params, x)
+    mem = {}
+    for name in _KINDS:
+        v, g, mem[name] = _value_grad_temp(variants[name], params, x)
         if not close(v, want, tol=1e-4):
             raise Wrong(f"{name!r}: loss {float(v):.6f} on a 12-block stack, not "
                         f"{float(want):.6f}: same stack, same loss for all three")
         if not all(close(a, b, tol=1e-4) for a, b in zip(jax.tree.leaves(g),
                                                         jax.tree.leaves(want_g))):
             raise Wrong(f"{name!r}: the gradient differs from plain autodiff's")
-    remats = {k: _remats(fn, params, x) for k, fn in variants.items()}
-    if remats["none"]:
-        raise Wrong("'none' already contains a checkpoint (remat2 equation)")
-    for k in ("checkpoint", "policy"):
-        if not remats[k]:
-            raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?")
-    if any(e.params["policy"] is not None for e in remats["checkpoint"]):
-        raise Wrong("'checkpoint' should save nothing but its inputs: no policy")
-    if all(e.params["policy"] is None for e in remats["policy"]):
-        raise Wrong("'policy' has a checkpoint but no policy")
-    mb = ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in mem.items())
+    mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
     if not mem["checkpoint"] < mem["none"]:
         raise Wrong(f"temp memory of the gradient: {mb}. 'checkpoint' saves nothing: does "
                     "it wrap each block, inside the scan?")
@@ -293,7 +497,9 @@ def _check_variants(variants) -> str:
     if not mem["checkpoint"] < mem["policy"]:
         raise Wrong(f"temp memory: {mb}. Your policy keeps no more than plain checkpoint: "
                     "pick one that keeps some residuals")
-    return f"same loss and gradient; temp memory none > policy > checkpoint ({mb})"
+    return (f"same loss and gradient, each block checkpointed; temp memory none > policy > "
+            f"checkpoint ({mb}); your policy keeps {_mib(_nbytes(kept))} of residuals where "
+            f"plain checkpoint keeps {_mib(_nbytes(plain))}. Task 4 puts a price on it")
 
 
 q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
@@ -301,105 +507,210 @@ q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
     "whole loss, with jax.checkpoint.",
     "jax.checkpoint takes the function to checkpoint, here the scan body, and an optional "
     "policy=...: look in jax.checkpoint_policies for one whose name says it keeps the "
-    "results of matrix products.",
+    "results of matrix products, and put it on the whole block, where those products are.",
 ])
 
 
-_REF_TEMP: dict = {}
+# ----------------------------------------------------------------- task 4: measure
+
+# The check calls measure on 'none' and 'checkpoint' of a 4-block stack (quick to run), and on
+# one more loss at two settings: a call that waits on the host (a callback that sleeps) for
+# 2 ms, and one for 30 ms. Their times are known on any machine, whatever its load: a call
+# cannot return before its wait is over. XLA's counts of them are tiny and the same for both,
+# so a number of seconds that is made up, or estimated from flops, bytes or temp memory, does
+# not follow them, and neither does CPU time (time.process_time: a sleep uses none).
+_Q4_DEPTH, _Q4_BATCH = 4, 512
+_WAITS_MS = (2, 30)
 
 
-_MEASURED: dict = {}
+def _waits(w, s):
+    """A gradient call that waits len(w) milliseconds on the host, then does almost nothing."""
+    ms = w.shape[0]
+
+    def host(s):
+        time.sleep(ms / 1000)
+        return np.zeros(s.shape, np.float32)
+    h = jax.pure_callback(host, jax.ShapeDtypeStruct(s.shape, jnp.float32), s)
+    return jnp.mean(w) * jnp.mean(h + 1.0)
 
 
-def _measure_all(measure, params, x) -> dict:
-    got = {}
-    for name, loss in _REF.items():
-        out = measure(loss, params, x)
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise Wrong("measure should return a pair (temp_bytes, seconds)")
-        t, s = out
-        if isinstance(s, (int, np.integer)) and not isinstance(t, (int, np.integer)):
-            raise Wrong("the pair is (temp_bytes, seconds), in that order")
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
-            raise Wrong(f"temp_bytes should be a whole number of bytes, not "
-                        f"{type(t).__name__}")
-        if isinstance(s, bool) or not (isinstance(s, (float, int, np.floating))
-                                       and 0 < float(s) < 5.0):
-            raise Wrong(f"{s!r} seconds for one gradient step of 6 small blocks: seconds as "
-                        "a float, one call, after a warm-up, waiting for the result")
-        got[name] = (int(t), float(s))
-        _reference_seconds(name, params, x)    # right after theirs: the same machine load
-    return got
+def _waits_inputs(ms: int):
+    return jnp.ones(ms, jnp.float32), jnp.ones(8, jnp.float32)
 
 
-_REF_EXE: dict = {}
+_TOO_FAST, _TOO_SLOW, _SLOW_FLOOR = 3.0, 8.0, 0.05
+_NO_CALL = 2e-6      # seconds: no call of a compiled executable from Python is this quick
+_WAIT_SLOW = 2.5     # a call that mostly sleeps varies little: 3 calls timed as one stand out
+_FOLLOWS = 2.0       # the 30 ms call must measure at least this many times the 2 ms one
 
 
-def _reference_seconds(name, params, x) -> float:
-    """The check's own timing of the same executable: median of 5 calls after a warm-up,
+def _wait_name(ms: int) -> str:
+    return f"the call that waits {ms} ms on the host"
+
+
+def _cases():
+    params, x = make_params(depth=_Q4_DEPTH, seed=11, batch=_Q4_BATCH)
+    return ([("'none'", _REF["none"], params, x)]
+            + [(_wait_name(ms), _waits, *_waits_inputs(ms)) for ms in _WAITS_MS]
+            + [("'checkpoint'", _REF["checkpoint"], params, x)])
+
+
+def _triple(out, name):
+    """(temp_bytes, flops, seconds) from what measure returned, or Wrong."""
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        got = (f"a {len(out)}-tuple" if isinstance(out, (tuple, list))
+               else type(out).__name__)
+        raise Wrong(f"measure should return three numbers (temp_bytes, flops, seconds), "
+                    f"not {got}")
+    t, f, s = out
+    number = (int, float, np.integer, np.floating)
+    if isinstance(t, (float, np.floating)) and isinstance(s, (int, np.integer)):
+        raise Wrong("the triple is (temp_bytes, flops, seconds), in that order")
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+        raise Wrong(f"temp_bytes should be a whole number of bytes, not {type(t).__name__}")
+    if isinstance(f, bool) or not isinstance(f, number) or not np.isfinite(f) or f < 0:
+        raise Wrong(f"flops should be a number, XLA's count, not {f!r}")
+    if isinstance(s, bool) or not isinstance(s, number) or not 0 < float(s) < math.inf:
+        raise Wrong(f"{s!r} seconds for one gradient call of {name}: seconds as a "
+                    "positive float, one call, after a warm-up, waiting for the result")
+    return int(t), float(f), float(s)
+
+
+def _same(a, b) -> bool:
+    return abs(a - b) <= 1e-6 * max(abs(b), 1.0)
+
+
+_MEMORY_FIELDS = ("peak_memory_in_bytes", "total_allocation_bytes", "argument_size_in_bytes",
+                  "output_size_in_bytes", "alias_size_in_bytes",
+                  "generated_code_size_in_bytes", "peak_unpadded_heap_bytes")
+
+
+def _explain_temp(name, got, loss, params, x, exe) -> str:
+    want = _temp(exe)
+    if got == _temp(_compiled(loss, params, x)) != want:
+        return (f"{name}: your temp_bytes, {got}, is the temp size of the loss's own "
+                "executable, jax.jit(loss): measure its gradient's")
+    stats = exe.memory_analysis()
+    for field in _MEMORY_FIELDS:
+        value = getattr(stats, field, None)
+        if isinstance(value, int) and value and value == got:
+            return (f"{name}: your temp_bytes, {got}, is the compiled gradient's "
+                    f"memory_analysis().{field}: the temporaries are a field of their own")
+    return (f"{name}: your temp_bytes is {got}, but the memory analysis of the compiled "
+            f"gradient, jax.jit(jax.grad(loss)).lower(params, x).compile(), gives {want} "
+            "bytes of temporaries")
+
+
+def _explain_flops(name, got, loss, params, x, exe) -> str:
+    want = _flops(exe)
+    lowered = jax.jit(jax.grad(loss)).lower(params, x).cost_analysis()
+    if lowered and _same(got, float(lowered["flops"])):
+        return (f"{name}: your flops, {got:.6g}, are the lowered program's count, before XLA "
+                "optimizes it: read the cost analysis of the compiled executable, the one "
+                "you time")
+    for key, value in exe.cost_analysis().items():
+        if key != "flops" and value and _same(got, float(value)):
+            return (f"{name}: your flops, {got:.6g}, are the cost analysis's {key!r} entry, "
+                    "not its count of floating-point operations")
+    if _same(got, _flops(_compiled(loss, params, x))):
+        return (f"{name}: your flops, {got:.6g}, are the count of the loss's own executable, "
+                "jax.jit(loss): measure its gradient's")
+    return (f"{name}: your flops are {got:.6g}, but XLA's cost analysis of the compiled "
+            f"gradient counts {want:.6g}")
+
+
+def _time(exe, *args) -> tuple[float, float]:
+    """The check's own timing of an executable: (median, fastest) of 5 calls after a warm-up,
     each waited for."""
-    import time
-    key = (name, params[0].shape, x.shape)
-    if key not in _REF_EXE:
-        _REF_EXE[key] = [jax.jit(jax.grad(_REF[name])).lower(params, x).compile(), []]
-    exe, times = _REF_EXE[key]
-    jax.block_until_ready(exe(params, x))
+    jax.block_until_ready(exe(*args))
+    times = []
     for _ in range(5):
         t0 = time.perf_counter()
-        jax.block_until_ready(exe(params, x))
+        jax.block_until_ready(exe(*args))
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), float(min(times))
 
 
-_FACTOR = 4.0          # generous: the machine may be busy; a missed wait or a compile is not
+def _check_times(secs: dict, ref: dict) -> None:
+    """Wrong unless the seconds measure returned are wall-clock timings of single calls of the
+    executables the check timed: not one number for all, not milliseconds, not CPU time, not
+    the dispatch alone, not a compile or several calls, and growing with the work as the
+    check's own timing does."""
+    names = list(secs)
+    waits = {_wait_name(ms): ms / 1000 for ms in _WAITS_MS}
+    if len(set(secs.values())) == 1:
+        lo, hi = min(m for m, _ in ref.values()), max(m for m, _ in ref.values())
+        raise Wrong(f"measure returned the same {secs[names[0]]!r} seconds for {len(names)} "
+                    f"programs whose calls take from {lo * 1e3:.1f} to {hi * 1e3:.1f} ms here: "
+                    "time real calls of each one")
+    if all(100 < secs[k] / ref[k][0] < 10_000 for k in names):
+        raise Wrong("your times are about 1000× the check's own timing of the same "
+                    "executables: milliseconds? Return seconds")
+    for k in names:
+        if secs[k] < _NO_CALL:
+            raise Wrong(f"{k}: {secs[k] * 1e9:.0f} ns, less than a Python call of an "
+                        "executable takes, let alone its work: that is not the time of a real "
+                        "call. Return what the wall clock measured, waiting for the result")
+    for k in names:
+        if k in waits and secs[k] < 0.8 * waits[k]:
+            raise Wrong(f"{k}: your measure says {secs[k] * 1e3:.2f} ms, but this call "
+                        f"cannot return before its {waits[k] * 1e3:.0f} ms wait on the host is "
+                        "over: time the wall clock from the call until its result is ready, "
+                        "a real call (CPU time, for one, does not count a wait)")
+    for k in names:
+        if secs[k] < ref[k][1] / _TOO_FAST:
+            raise Wrong(f"{k}: {secs[k] * 1e3:.3f} ms, but the same executable takes at "
+                        f"least {ref[k][1] * 1e3:.1f} ms a call here: did you wait for the "
+                        "result (dispatch is asynchronous) and time a real call?")
+    for k in names:
+        too_slow = ref[k][0] * _WAIT_SLOW if k in waits and waits[k] > 0.01 else max(
+            ref[k][0] * _TOO_SLOW, _SLOW_FLOOR)
+        if secs[k] > too_slow:
+            raise Wrong(f"{k}: {secs[k] * 1e3:.1f} ms, but the same executable takes about "
+                        f"{ref[k][0] * 1e3:.1f} ms a call here: did you time more than one "
+                        "call, or does your timing include the compile or the warm-up? Time "
+                        "one call of the compiled executable")
+    short, long = (_wait_name(ms) for ms in _WAITS_MS)
+    if short in secs and long in secs:
+        want, have = ref[long][0] / ref[short][0], secs[long] / secs[short]
+        if want >= 2 * _FOLLOWS and have < _FOLLOWS:    # else this machine cannot tell
+            raise Wrong(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
+                        f"long as {short} here (the check's own timing of both), your "
+                        f"measure says {have:.1f}×: return what the wall clock measured for "
+                        "real calls, not a number or an estimate")
 
 
 def _check_measure(measure) -> str:
-    params, x = make_params(depth=6, seed=11, batch=1024)
-    hit = _MEASURED.get(id(measure))
-    if hit and hit[0] is measure and hit[1] is measure.__code__:
-        got = hit[2]                  # the same function checked again: reuse its numbers
-    else:
-        got = _measure_all(measure, params, x)
-        _MEASURED[id(measure)] = (measure, measure.__code__, got)
-    if "none" not in _REF_TEMP:
-        _REF_TEMP["none"] = temp_bytes(_REF["none"], params, x)
-    want = _REF_TEMP["none"]
-    if got["none"][0] != want:
-        raise Wrong(f"for a stack of 6 blocks without checkpoints your temp_bytes is "
-                    f"{got['none'][0]}, but the compiled gradient's memory analysis says "
-                    f"{want}: measure the gradient's executable, its temp size")
-    if not got["checkpoint"][0] < got["policy"][0] < got["none"][0]:
-        raise Wrong("your measured temp bytes do not order checkpoint < policy < none: "
-                    f"{ {k: v[0] for k, v in got.items()} }")
-    for name, (_, secs) in got.items():
-        times = _REF_EXE[(name, params[0].shape, x.shape)][1]
-        # too fast against the fastest real call (a busy machine only slows calls down), too
-        # slow against the median: a missed wait is 100× off, a timed compile about 10×
-        ref, fastest = float(np.median(times)), float(min(times))
-        if secs < fastest / _FACTOR:
-            raise Wrong(f"{name!r}: {secs * 1e3:.2f} ms, but the same executable takes at "
-                        f"least {fastest * 1e3:.1f} ms a call here: did you wait for the result "
-                        "(dispatch is asynchronous) and time a real call?")
-        if secs > ref * _FACTOR:
-            raise Wrong(f"{name!r}: {secs * 1e3:.1f} ms, but the same executable takes about "
-                        f"{ref * 1e3:.1f} ms a call here: does your timing include the "
-                        "compile or the warm-up? Time calls of the compiled executable only")
-    ms = ", ".join(f"{k} {v[1] * 1e3:.1f} ms" for k, v in got.items())
-    mem = got["none"][0] / max(got["checkpoint"][0], 1)
-    slow = got["checkpoint"][1] / got["none"][1]
-    trade = ("the recompute costs time, as the books say" if slow > 1 else
-             "and no slower: on this CPU the recompute costs less than the memory traffic "
-             "it saves, so here the trade-off shows only in memory")
-    return (f"temp bytes match XLA's memory analysis; ordering holds; run times {ms}, "
-            f"close to the check's own timing. 'checkpoint' plans {mem:.1f}× less temp "
-            f"memory at {slow:.2f}× the time of 'none': {trade}")
+    got, ref = {}, {}
+    for i, (name, loss, params, x) in enumerate(_cases()):
+        temp, flops, secs = _triple(measure(loss, params, x), name)
+        exe = _compiled(jax.grad(loss), params, x)
+        if temp != _temp(exe) or not _same(flops, _flops(exe)):
+            both = _compiled(jax.value_and_grad(loss), params, x)  # value and gradient: the
+            if temp != _temp(both) or not _same(flops, _flops(both)):  # same work, accepted
+                if temp != _temp(exe):
+                    raise Wrong(_explain_temp(name, temp, loss, params, x, exe))
+                raise Wrong(_explain_flops(name, flops, loss, params, x, exe))
+        got[name] = (temp, flops, secs)
+        ref[name] = _time(exe, params, x)     # right after theirs: the same machine load
+        if i == len(_WAITS_MS):      # the seconds so far, before the last compile
+            _check_times({k: v[2] for k, v in got.items()}, ref)
+    _check_times({k: v[2] for k, v in got.items()}, ref)
+    (tn, fn_, _), (tc, fc, _) = got["'none'"], got["'checkpoint'"]
+    return (f"temp bytes and flops equal XLA's analyses of each compiled gradient, and your "
+            f"times follow the check's own timing of the same executables. The trade-off on "
+            f"a {_Q4_DEPTH}-block stack: 'checkpoint' plans {tn / tc:.1f}× less temp memory "
+            f"than 'none' ({tc / 2**20:.2f} vs {tn / 2**20:.2f} MiB) for {fc / fn_:.2f}× its "
+            f"flops ({fc / 1e6:.1f} vs {fn_ / 1e6:.1f} M, one block's forward and backward: "
+            "XLA counts a loop's body once): each block's forward pass runs again in the "
+            "backward pass. Whether the extra flops cost time depends on the machine: on a "
+            "CPU they may not show at all")
 
 
 q4 = Task(LAB, 4, "Measure the trade-off", _check_measure, [
     "jax.jit(jax.grad(loss)).lower(params, x).compile() gives an executable with "
-    ".memory_analysis(); time calls of that executable.",
-    "Which field of memory_analysis() is the temporaries? A call returns before the work "
+    ".memory_analysis() and .cost_analysis(); time calls of that executable.",
+    "Which field of memory_analysis() is the temporaries? cost_analysis() is a dict of XLA's "
+    "estimates: which entry counts floating-point operations? A call returns before the work "
     "is done: what makes the clock wait? And the first call is not what you want to time.",
 ], takes="measure")
-
