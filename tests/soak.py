@@ -30,6 +30,7 @@ import argparse
 import os
 import re
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -416,6 +417,17 @@ def present_deck(chromium, deck: Path, restart: bool, token: str, state: dict) -
             run_slide_cells(page, f"{deck.stem} slide {i}", timeout=CELL_TIMEOUT_MS)
             if where and i == where[1]:
                 run.restart = recover(page, notes, nb, url, rel, where, n, run)
+            if where and i == where[2]:    # the next slide after the recovery: its cells ran
+                bad = page.evaluate(
+                    "() => [...document.querySelectorAll('.reveal section.present:not(.stack) "
+                    ".jp-OutputArea-output')].filter(o => o.dataset.mimeType === "
+                    "'application/vnd.jupyter.stderr' && /Traceback|Error/.test(o.innerText))"
+                    ".map(o => o.innerText.slice(0, 200))")
+                if bad:
+                    run.problems.append(f"{deck.stem}: after the restart, slide {i}'s cell "
+                                        f"failed: {bad[0]!r}")
+                else:
+                    run.restart += " (ran)"
             if i < talk_n:
                 page.evaluate(NEXT_JS)
         if not notes_show(notes, nb, talk_n):
@@ -673,6 +685,7 @@ def watchdog(limit_s: float, token: str, state: dict) -> None:
     stop_everything(token, state)
     time.sleep(1)
     stop_everything(token, state)      # anything the main thread started meanwhile
+    shutil.rmtree(state["tmp"], ignore_errors=True)
     print(f"soak: FAILED: stopped at the {limit_s / 60:g} min limit, in "
           f"{state.get('stage', '?')}; everything it started is ended", flush=True)
     os._exit(1)
@@ -707,7 +720,7 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="workshop-soak-"))
     os.environ["TMPDIR"] = str(tmp)    # everything the soak starts makes its temp files here
     tempfile.tempdir = None
-    state: dict = {"present": None, "stage": "the start"}
+    state: dict = {"present": None, "stage": "the start", "tmp": tmp}
     threading.Thread(target=watchdog, args=(args.limit * 60, token, state), daemon=True).start()
     before = snapshot(token, tmp)
     log(f"before: {len(before.tree)} processes in the tree, {len(before.ports)} ports, "
@@ -750,6 +763,7 @@ def main(argv=None) -> int:
         if not isinstance(e, KeyboardInterrupt):
             raise
         stop_everything(token, state)
+        shutil.rmtree(tmp, ignore_errors=True)
         print("soak: interrupted; everything it started is ended", file=sys.stderr)
         return 130
     state["stage"] = "the after snapshot"
@@ -766,7 +780,6 @@ def main(argv=None) -> int:
     nbs.replace_file(REPORT, text)
     print(text)
     stop_everything(token, state)      # nothing, when all went well
-    import shutil
     shutil.rmtree(tmp, ignore_errors=True)
     for line in problems:
         print(f"soak: {line}", file=sys.stderr)

@@ -455,75 +455,6 @@ def test_presenting_never_autosaves_the_committed_deck(presenting):
         assert deck.read_text(encoding="utf-8") == nbs.normalised(nbs.read(deck)), deck.name
 
 
-def test_ctrl_c_stops_the_server_cleanly(presenting):
-    # runs after the decks (pytest keeps the file's order): the server that served them all
-    assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
-    assert not port_open(presenting["port"]), "the server is still listening after Ctrl-C"
-
-
-def test_present_lists_decks_and_refuses_a_wrong_name():
-    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
-                                    capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
-    listing = run()
-    assert listing.returncode == 0 and "01-run-it-first" in listing.stdout
-    wrong = run("99")
-    assert wrong.returncode == 2 and "'99' is not a deck of the kit" in wrong.stderr
-    assert "01-run-it-first" in wrong.stderr
-
-
-def _kernel_processes(kernel_id: str) -> list[int]:
-    pids = []
-    for d in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                if f"kernel-{kernel_id}".encode() in f.read():
-                    pids.append(int(d))
-        except (OSError, ValueError):
-            continue
-    return pids
-
-
-@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys")],
-                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only"])
-def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig, home):
-    # (present needs nothing of $HOME: it is unset for one, read-only for the other)
-    port = free_port()
-    proc, url = start_present("01", port, env={"HOME": home})
-    u = urlparse(url)
-    kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
-    assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
-    proc.send_signal(sig)
-    proc.wait(30)
-    assert not port_open(port), f"the server still listens after {sig.name}"
-    end = time.monotonic() + 10
-    while _kernel_processes(kernels[0]["id"]) and time.monotonic() < end:
-        time.sleep(0.2)
-    assert _kernel_processes(kernels[0]["id"]) == [], f"the kernel outlived {sig.name}"
-
-
-def test_a_port_out_of_range_is_one_line():
-    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
-                        "--port", "70000"], capture_output=True, text=True, cwd=nbs.ROOT,
-                       timeout=60)
-    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
-    assert "--port 70000: pick a port from 1024 to 65535" in p.stderr
-
-
-def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
-    import stat
-
-    from workshop.present import Server
-    server = Server.__new__(Server)             # only its log path is needed here
-    server.log = tmp_path / "1234.log"
-    url = presenting["url"]
-    uri = server.opener(url)
-    token = urlparse(url).query.split("token=")[1]
-    assert uri.startswith("file://") and token not in uri
-    page = tmp_path / "1234.open.html"
-    assert stat.S_IMODE(page.stat().st_mode) == 0o600
-    assert f"url={url}" in page.read_text().replace("&amp;", "&")
-
-
 def _mode(p) -> int:
     return stat.S_IMODE(os.stat(p).st_mode)
 
@@ -599,3 +530,72 @@ def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refuse
     err = p.stderr.strip()
     assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
     assert not port_open(port), "the server was stopped"
+
+
+def test_ctrl_c_stops_the_server_cleanly(presenting):
+    # runs after the decks (pytest keeps the file's order): the server that served them all
+    assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
+    assert not port_open(presenting["port"]), "the server is still listening after Ctrl-C"
+
+
+def test_present_lists_decks_and_refuses_a_wrong_name():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
+                                    capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+    listing = run()
+    assert listing.returncode == 0 and "01-run-it-first" in listing.stdout
+    wrong = run("99")
+    assert wrong.returncode == 2 and "'99' is not a deck of the kit" in wrong.stderr
+    assert "01-run-it-first" in wrong.stderr
+
+
+def _kernel_processes(kernel_id: str) -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if f"kernel-{kernel_id}".encode() in f.read():
+                    pids.append(int(d))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys")],
+                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only"])
+def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig, home):
+    # (present needs nothing of $HOME: it is unset for one, read-only for the other)
+    port = free_port()
+    proc, url = start_present("01", port, env={"HOME": home})
+    u = urlparse(url)
+    kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
+    assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
+    proc.send_signal(sig)
+    proc.wait(30)
+    assert not port_open(port), f"the server still listens after {sig.name}"
+    end = time.monotonic() + 10
+    while _kernel_processes(kernels[0]["id"]) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert _kernel_processes(kernels[0]["id"]) == [], f"the kernel outlived {sig.name}"
+
+
+def test_a_port_out_of_range_is_one_line():
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--port", "70000"], capture_output=True, text=True, cwd=nbs.ROOT,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+    assert "--port 70000: pick a port from 1024 to 65535" in p.stderr
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
+    import stat
+
+    from workshop.present import Server
+    server = Server.__new__(Server)             # only its log path is needed here
+    server.log = tmp_path / "1234.log"
+    url = presenting["url"]
+    uri = server.opener(url)
+    token = urlparse(url).query.split("token=")[1]
+    assert uri.startswith("file://") and token not in uri
+    page = tmp_path / "1234.open.html"
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600
+    assert f"url={url}" in page.read_text().replace("&amp;", "&")

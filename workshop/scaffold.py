@@ -193,15 +193,18 @@ q3 = Task(LAB, 3, "Predict the gradient's size", _check_count, [
 ])
 '''
 
-LAB_WRONG = '''"""Lab {ID}: wrong answers its checks must reject, and right answers written
-differently from the solution that they must accept (tests/test_labs.py runs both). Written by
-`workshop new lab` with its example tasks: replace them with your tasks' own."""
+LAB_WRONG = '''"""Lab {ID}: wrong answers its checks must reject, each with what its
+rejection must say, and right answers written differently from the solution that they must
+accept (tests/test_labs.py runs both). Written by `workshop new lab` with its example tasks:
+replace them with your tasks' own."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from workshop.labs import {id}
+from wrong_answers import W
 
 
 def _starter(*args, **kwargs):
@@ -209,18 +212,34 @@ def _starter(*args, **kwargs):
 
 
 _real = len(jax.make_jaxpr(jax.grad({id}.cube))(1.0).eqns)
+_slopes = jax.vmap(jax.grad({id}.cube))
+NOT_SLOPE, NOT_SLOPES = "not the derivative of cube", "not cube's derivative"
 
 WRONG = {{
-    "q1": [_starter, {id}.cube, lambda x: 3 * x ** 2,             # half-done: no -2
-           jax.grad(lambda x: x ** 3),                            # another function
-           lambda x: ({id}.cube(x + 0.1) - {id}.cube(x)) / 0.1,    # a step size
-           lambda x: jnp.reshape(jax.grad({id}.cube)(x), (1,)),   # an array, not a number
-           "jax.grad(cube)"],                                     # not a function
-    "q2": [_starter, jax.grad({id}.cube), jax.vmap({id}.cube),
-           lambda xs: 3 * xs ** 2,
-           lambda xs: jnp.sum(jax.vmap(jax.grad({id}.cube))(xs)),
-           lambda xs: jax.vmap(jax.grad({id}.cube))(xs)[:-1]],    # misses the boundary
-    "q3": [None, _real - 1, _real + 1, float(_real), str(_real), True],
+    "q1": [W(_starter, "not done yet"),
+           W({id}.cube, NOT_SLOPE),
+           W(lambda x: 3 * x ** 2, NOT_SLOPE),                      # half-done: no -2
+           W(jax.grad(lambda x: x ** 3), NOT_SLOPE),                # another function
+           W(lambda x: ({id}.cube(x + 0.1) - {id}.cube(x)) / 0.1, NOT_SLOPE),   # a step size
+           W(lambda x: abs(jax.grad({id}.cube)(x)), NOT_SLOPE),     # wrong where it is < 0
+           W(lambda x: jnp.reshape(jax.grad({id}.cube)(x), (1,)), "should be one number"),
+           W(lambda x: None, "is None"),                            # forgets to return
+           W(lambda x: "10", "not an array of numbers"),
+           W("jax.grad(cube)", "pass your function itself")],      # not a function
+    "q2": [W(_starter, "not done yet"),
+           W(jax.grad({id}.cube), "TypeError"),                     # grad of a vector output
+           W(jax.vmap({id}.cube), NOT_SLOPES),
+           W(lambda xs: 3 * xs ** 2, NOT_SLOPES),
+           W(lambda xs: _slopes(xs).astype(jnp.int32), NOT_SLOPES),
+           W(lambda xs: _slopes(xs)[::-1], NOT_SLOPES),             # right for one point only
+           W(lambda xs: jnp.sum(_slopes(xs)), "one slope per point"),
+           W(lambda xs: _slopes(xs)[:-1], "one slope per point"),   # misses the boundary
+           W(lambda xs: _slopes(xs)[None], "one slope per point"),
+           W(lambda xs: None, "is None")],
+    "q3": [W(None, "not NoneType"), W(_real - 1, "too few"), W(0, "too few"),
+           W(_real + 1, "too many"), W(2 * _real, "too many"), W(float(_real), "not float"),
+           W(str(_real), "not str"), W(True, "not bool"), W([_real], "not list"),
+           W(np.float64(_real), "not float64")],
 }}
 
 RIGHT = {{
