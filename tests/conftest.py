@@ -171,11 +171,12 @@ SLOW_FILES = {"test_present.py", "test_present_decks.py", "test_scaffold.py",
 # fixtures, a server or a scratch kit or a plain venv, are made once), the longest files first so
 # they end with the rest; the files that read the notebook runs last, so both workers have
 # other tests to do while the first worker makes the runs
-FIRST = ["test_attendee_venv.py", "test_build.py", "test_present.py", "test_presenter_tools.py",
-         "test_scaffold.py", "test_cli.py", "test_compose.py"]
+FIRST = ["test_lab_answers.py", "test_labs.py", "test_attendee_venv.py", "test_build.py",
+         "test_present.py", "test_presenter_tools.py", "test_scaffold.py", "test_cli.py",
+         "test_compose.py"]
 # the files that read the notebook runs, longest first
-RUNS_FILES = ["test_present_decks.py", "test_labs.py", "test_handouts.py", "test_drift.py",
-              "test_notebooks.py"]
+RUNS_FILES = ["test_present_decks.py", "test_handouts.py", "test_drift.py", "test_notebooks.py",
+              "test_lab_solutions.py"]
 
 
 def _order(item) -> int:

@@ -67,7 +67,8 @@ def test_a_new_lab_passes_the_lab_tests_both_ways(scratch):
     assert "BEGIN SOLUTION" not in (scratch / "exercises/X9-slopes.ipynb").read_text()
     env = {**os.environ, "PYTHONPATH": f"{scratch}{os.pathsep}{scratch / 'tests'}"}
     t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "tests/test_labs.py", "tests/test_structure.py", "-k",
+                        "tests/test_labs.py", "tests/test_lab_answers.py",
+                        "tests/test_lab_solutions.py", "tests/test_structure.py", "-k",
                         "X9 or x9 or checks_module or attendee_copies_are_current"],
                        cwd=scratch, text=True, capture_output=True, timeout=600, env=env)
     tail = t.stdout[-3000:]

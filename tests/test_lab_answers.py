@@ -1,0 +1,57 @@
+"""Every lab's starter, wrong answers and right answers against its checks, in this process
+(tests/wrong_answers/<id>.py): a file of its own, so scripts/test's two workers share the labs'
+CPU with test_labs.py."""
+from __future__ import annotations
+
+import pytest
+from test_labs import (
+    LABS,
+    RIGHT_ANSWERS,
+    WRONG_ANSWERS,
+    _answer_id,
+    _module,
+    _run_as_attendee,
+    _tasks,
+)
+from wrong_answers import W
+
+from workshop import notebooks as nbs
+from workshop.labs import Verdict
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_starter_is_rejected_with_a_hint(lab):
+    module, name = LABS[lab]
+    verdicts = _run_as_attendee(nbs.EXERCISES / name)
+    assert set(verdicts) == _tasks(module)
+    for q, v in verdicts.items():
+        assert isinstance(v, Verdict), f"{q}: {v}"
+        assert not v.ok and v.hint, f"{q}: {v}"
+
+
+def _wrong_id(w) -> str:
+    return _answer_id(w.answer if isinstance(w, W) else w)
+
+
+@pytest.mark.parametrize("lab,q,wrong", WRONG_ANSWERS, ids=_wrong_id)
+def test_wrong_answers_are_rejected_with_a_hint_that_names_the_mistake(lab, q, wrong):
+    # rejected, and told why: the message names what this answer got wrong, so a check that
+    # rejects a boundary mistake with the message meant for another one fails here
+    assert isinstance(wrong, W), f"{lab} {q}: give {wrong!r} the words its message must say"
+    v = getattr(LABS[lab][0], q).check(wrong.answer)
+    assert isinstance(v, Verdict) and not v.ok and v.hint and v.message, v
+    assert wrong.says.lower() in v.message.lower(), (wrong.says, v.message)
+
+
+@pytest.mark.parametrize("lab,q,answer", RIGHT_ANSWERS, ids=_answer_id)
+def test_right_answers_written_differently_pass(lab, q, answer):
+    v = getattr(LABS[lab][0], q).check(answer)
+    assert isinstance(v, Verdict) and v.ok, v
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_every_task_has_ten_wrong_answers_and_two_right_ones(lab):
+    answers = _module("wrong_answers", lab)
+    assert set(answers.WRONG) == set(answers.RIGHT) == _tasks(LABS[lab][0])
+    assert all(len(a) >= 10 for a in answers.WRONG.values()), answers.WRONG
+    assert all(len(a) >= 2 for a in answers.RIGHT.values()), answers.RIGHT
