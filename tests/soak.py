@@ -32,6 +32,7 @@ import re
 import secrets
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -194,6 +195,20 @@ def listing(folder: Path) -> dict[str, int]:
             except OSError:
                 continue
     return out
+
+
+def unclean() -> list[str]:
+    """What makes the checkout other than a fresh clone with its .venv: changed, untracked or
+    ignored paths outside build/, .venv/, setup's egg-info and the tools' caches (`git status`).
+    A file that is already there (a checkpoint folder, say) is not seen being written."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ["(git status failed)"]
+    paths = [line[3:] for line in out.splitlines()]
+    return [p for p in paths if p.split("/")[0] not in NOT_CHECKOUT and not is_cache(p)
+            and not p.endswith(".egg-info/")]
 
 
 @dataclass
@@ -547,7 +562,7 @@ def check_labs() -> list[LabRun]:
 
 # ---------------------------------------------------------------------------- the verdict
 
-def compare(before: Snapshot, after: Snapshot, token: str, ports_used: list[int],
+def compare(before: Snapshot, after: Snapshot, ports_used: list[int],
             runs: list[DeckRun]) -> list[str]:
     problems = []
     for p in after.tree:
@@ -588,7 +603,7 @@ def compare(before: Snapshot, after: Snapshot, token: str, ports_used: list[int]
 
 
 def table(before: Snapshot, after: Snapshot, runs: list[DeckRun], labs: list[LabRun],
-          problems: list[str], wall: float, args) -> str:
+          problems: list[str], wall: float, args, dirty: list[str]) -> str:
     changed = [k for k in set(before.checkout) | set(after.checkout)
                if before.checkout.get(k) != after.checkout.get(k)]
     pyc = [k for k in changed if is_cache(k)]
@@ -619,7 +634,9 @@ def table(before: Snapshot, after: Snapshot, runs: list[DeckRun], labs: list[Lab
     lines = ["# Soak", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}: decks {', '.join(r.deck for r in runs)}; "
              f"{len(labs)} labs; wall time {wall / 60:.1f} min (limit {args.limit} min); "
-             f"{len(problems)} problem(s).", "",
+             f"{len(problems)} problem(s)."
+             + (f" Not a fresh clone: {', '.join(dirty[:5])}{' …' if dirty[5:] else ''} "
+                "(files already there are not seen being written)." if dirty else ""), "",
              "| figure | before | after |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     lines += ["", "## Decks", "",
@@ -722,6 +739,10 @@ def main(argv=None) -> int:
     tempfile.tempdir = None
     state: dict = {"present": None, "stage": "the start", "tmp": tmp}
     threading.Thread(target=watchdog, args=(args.limit * 60, token, state), daemon=True).start()
+    dirty = state["unclean"] = unclean()
+    if dirty:
+        log(f"warning: the checkout is not a fresh clone ({', '.join(dirty[:5])}"
+            f"{' …' if dirty[5:] else ''}): files already there are not seen being written")
     before = snapshot(token, tmp)
     log(f"before: {len(before.tree)} processes in the tree, {len(before.ports)} ports, "
         f"{before.rss / MB:.0f} MB; decks {', '.join(d.stem for d in decks)}; the restart in "
@@ -773,9 +794,9 @@ def main(argv=None) -> int:
     problems += [f"lab {lab.lab}: {lab.failure}" for lab in labs if lab.failure]
     problems += [f"lab {lab.lab}: {lab.correct} of {lab.checks} checks said correct"
                  for lab in labs if lab.correct != lab.checks]
-    problems += compare(before, after, token, ports_used, runs)
+    problems += compare(before, after, ports_used, runs)
     wall = time.monotonic() - t0
-    text = table(before, after, runs, labs, problems, wall, args)
+    text = table(before, after, runs, labs, problems, wall, args, state["unclean"])
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     nbs.replace_file(REPORT, text)
     print(text)

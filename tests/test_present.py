@@ -181,8 +181,9 @@ def presenting(tmp_path_factory):
     (cfg / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"disable_check_xsrf": True}}))
     port = free_port()
+    started = time.time()
     proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
-    state = {"proc": proc, "url": url, "port": port, "offsite": []}
+    state = {"proc": proc, "url": url, "port": port, "offsite": [], "started": started}
     yield state
     stop_present(proc)
 
@@ -453,6 +454,10 @@ def test_presenting_never_autosaves_the_committed_deck(presenting):
     assert got["settings"]["autosave"] is False, got["settings"]
     for deck in nbs.decks():
         assert deck.read_text(encoding="utf-8") == nbs.normalised(nbs.read(deck)), deck.name
+    # nor a checkpoint (JupyterLab copies a notebook it opens): they go to the server's folder
+    written = [p for p in nbs.ROOT.rglob(".ipynb_checkpoints/*")
+               if ".venv" not in p.parts and p.stat().st_ctime >= presenting["started"]]
+    assert written == [], written
 
 
 def _mode(p) -> int:
@@ -560,17 +565,22 @@ def _kernel_processes(kernel_id: str) -> list[int]:
     return pids
 
 
-@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys")],
-                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only"])
+@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys"),
+                                       (signal.SIGKILL, "")],
+                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only", "SIGKILL"])
 def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig, home):
-    # (present needs nothing of $HOME: it is unset for one, read-only for the other)
+    # (present needs nothing of $HOME: it is unset for one, read-only for another); a kill -9
+    # runs none of present's clean-up: the server sees its parent gone and stops itself
     port = free_port()
-    proc, url = start_present("01", port, env={"HOME": home})
+    proc, url = start_present("01", port, env={"HOME": home} if home != "" else None)
     u = urlparse(url)
     kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
     assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
     proc.send_signal(sig)
     proc.wait(30)
+    end = time.monotonic() + 15
+    while port_open(port) and time.monotonic() < end:
+        time.sleep(0.2)
     assert not port_open(port), f"the server still listens after {sig.name}"
     end = time.monotonic() + 10
     while _kernel_processes(kernels[0]["id"]) and time.monotonic() < end:

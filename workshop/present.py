@@ -125,6 +125,9 @@ class Server:
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
                f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
+               # a notebook's checkpoint (a copy JupyterLab makes on opening it) goes here too,
+               # not into decks/.ipynb_checkpoints/ beside the committed decks
+               f"--FileCheckpoints.checkpoint_dir={self.runtime / 'checkpoints'}",
                f"--RiseApp.labextensions_path={extensions}",
                "--ServerApp.jpserver_extensions=workshop.speaker_notes=True",
                # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
@@ -134,7 +137,8 @@ class Server:
                "--ServerApp.disable_check_xsrf=False"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
-        env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime))
+        env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime),
+                   WORKSHOP_PRESENT_PID=str(os.getpid()))   # the server stops when we are gone
         env.pop("WORKSHOP_REHEARSAL", None)
         if rehearsal is not None:   # the page script posts slide changes; the server logs them
             rehearsal.parent.mkdir(parents=True, exist_ok=True)

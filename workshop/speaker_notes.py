@@ -171,12 +171,32 @@ def _load_jupyter_server_extension(serverapp) -> None:
 
     render_template.workshop_notes = True
     rise.RiseHandler.render_template = render_template
+    _stop_with_present(serverapp)
     from jupyter_server.utils import url_path_join
     serverapp.web_app.add_handlers(".*$", [(url_path_join(
         serverapp.web_app.settings["base_url"], "workshop/rehearsal"), _rehearsal_handler())])
 
 
 LOG_ENV = "WORKSHOP_REHEARSAL"
+PRESENT_ENV = "WORKSHOP_PRESENT_PID"
+
+
+def _stop_with_present(serverapp) -> None:
+    """A server `present` started stops when `present` is gone, however it went (a kill -9
+    runs none of its clean-up): each second it looks at its parent, and when that is no longer
+    present's process it stops as on SIGTERM, kernels and all."""
+    import signal
+
+    from tornado.ioloop import PeriodicCallback
+    pid = os.environ.get(PRESENT_ENV)
+    if not pid:
+        return
+
+    def look():
+        if os.getppid() != int(pid):
+            serverapp.log.warning("workshop: present (pid %s) is gone: stopping", pid)
+            os.kill(os.getpid(), signal.SIGTERM)
+    PeriodicCallback(look, 1000).start()
 
 
 def _rehearsal_handler():
