@@ -47,7 +47,7 @@ def pytest_configure(config):
         MADE.append(tempfile.mkdtemp(prefix="workshop-test-runs-"))
         os.environ[RUNS_DIR] = MADE[0]
         os.environ.pop(PREFETCHED, None)   # (a nested pytest inherits it)
-        if _has_workers(config) and _whole_suite(config):
+        if _has_workers(config) and _whole_suite(config) and not config.option.collectonly:
             # the workers' tests wait on browsers, servers and subprocesses; the runs are the
             # CPU the files at the end wait for: this process (idle under xdist) makes them
             # all at once, at the front of the queue, and the workers yield the CPU to them
