@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
 import nbformat
@@ -565,27 +566,41 @@ def _kernel_processes(kernel_id: str) -> list[int]:
     return pids
 
 
-@pytest.mark.parametrize("sig, home", [(signal.SIGTERM, None), (signal.SIGHUP, "/proc/sys"),
-                                       (signal.SIGKILL, "")],
-                         ids=["SIGTERM-HOME-unset", "SIGHUP-HOME-read-only", "SIGKILL"])
-def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel(sig, home):
-    # (present needs nothing of $HOME: it is unset for one, read-only for another); a kill -9
-    # runs none of present's clean-up: the server sees its parent gone and stops itself
-    port = free_port()
-    proc, url = start_present("01", port, env={"HOME": home} if home != "" else None)
-    u = urlparse(url)
-    kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1], "/api/kernels")
-    assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"])
-    proc.send_signal(sig)
-    proc.wait(30)
-    end = time.monotonic() + 15
-    while port_open(port) and time.monotonic() < end:
-        time.sleep(0.2)
-    assert not port_open(port), f"the server still listens after {sig.name}"
-    end = time.monotonic() + 10
-    while _kernel_processes(kernels[0]["id"]) and time.monotonic() < end:
-        time.sleep(0.2)
-    assert _kernel_processes(kernels[0]["id"]) == [], f"the kernel outlived {sig.name}"
+def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
+    # SIGTERM (a kill), SIGHUP (the terminal closed) and SIGKILL (a kill -9, which runs none of
+    # present's clean-up: the server sees its parent gone and stops itself), three servers at
+    # once so their starts and stops overlap; present needs nothing of $HOME: unset for the
+    # first, read-only for the second
+    cases = [(signal.SIGTERM, {"HOME": None}), (signal.SIGHUP, {"HOME": "/proc/sys"}),
+             (signal.SIGKILL, None)]
+    started = []
+    with ThreadPoolExecutor(len(cases)) as pool:
+        for (sig, env), port in zip(cases, [free_port() for _ in cases]):
+            started.append((sig, port, pool.submit(start_present, "01", port, env)))
+    done = [f.exception() is None for _, _, f in started]   # (waits for each start)
+    procs = [f.result()[0] for (_, _, f), ok in zip(started, done) if ok]
+    try:
+        assert all(done), [f.exception() for _, _, f in started]
+        running = []
+        for (sig, port, fut), proc in zip(started, procs):
+            u = urlparse(fut.result()[1])
+            kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1],
+                           "/api/kernels")
+            assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"]), sig.name
+            running.append((sig, port, proc, kernels[0]["id"]))
+    except BaseException:
+        for proc in procs:
+            stop_present(proc)
+        raise
+    for sig, _, proc, _ in running:
+        proc.send_signal(sig)
+    end = time.monotonic() + 30
+    for sig, port, proc, kernel in running:
+        proc.wait(max(1, end - time.monotonic()))
+        while (port_open(port) or _kernel_processes(kernel)) and time.monotonic() < end:
+            time.sleep(0.2)
+        assert not port_open(port), f"the server still listens after {sig.name}"
+        assert _kernel_processes(kernel) == [], f"the kernel outlived {sig.name}"
 
 
 def test_a_port_out_of_range_is_one_line():
