@@ -79,7 +79,6 @@ MB = 1024 * 1024
 # JupyterLab), so growth beyond GROWTH_MB from the first deck's sample to the last is a leak.
 GROWTH_MB = 150
 CELL_TIMEOUT_MS = 120_000              # the build's own cell timeout (execute.CELL_TIMEOUT)
-PRESENT_CELLS = ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)"
 NUMBER = ".reveal .slide-number"
 NOTES_VALUE = ".speaker-controls-notes .value"
 
@@ -314,40 +313,6 @@ def go_to(page, k: int, n: int) -> None:
     raise AssertionError(f"could not reach slide {k}: RISE shows {number(page)}")
 
 
-def rerun_slide_cells(page, where: str) -> list[str]:
-    """The present slide's code cells run again (after the restart), one after the other: the
-    prompt is set to a mark first, so a keypress the page dropped is told from a cell that ran
-    (run_slide_cells waits for a '[ ]' prompt to change, and these have run before).
-    Returns the prompts they end with."""
-    prompts = []
-    for cell in page.query_selector_all(PRESENT_CELLS):
-        editor = cell.query_selector(".cm-content")
-        for _ in range(3):
-            cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
-                          " '[soak]:'; }")
-            editor.scroll_into_view_if_needed()
-            editor.click(force=True)
-            page.keyboard.press("Control+Enter")
-            try:
-                page.wait_for_function(
-                    "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
-                    " !== '[soak]:'", arg=cell, timeout=10_000, polling=100)
-                break
-            except Exception:
-                continue
-        try:
-            page.wait_for_function(
-                "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
-                arg=cell, timeout=CELL_TIMEOUT_MS, polling=200)
-        except Exception:
-            first = editor.inner_text().split("\n")[0]
-            raise AssertionError(f"{where}: the cell “{first}” did not run again after the "
-                                 "restart") from None
-        prompts.append(cell.query_selector(".jp-InputArea-prompt").inner_text().strip())
-    page.keyboard.press("Escape")
-    return prompts
-
-
 def failed_outputs(page) -> list[str]:
     return page.evaluate(
         "() => [...document.querySelectorAll('.reveal .jp-OutputArea-output')]"
@@ -512,7 +477,8 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun) -> str:
     restart_kernel(url, rel)
     page.evaluate(FIRST_JS)
     go_to(page, 1, n)
-    prompts = rerun_slide_cells(page, f"{stem} slide 1 (after the restart)")
+    prompts = run_slide_cells(page, f"{stem} slide 1 (after the restart)",
+                              timeout=CELL_TIMEOUT_MS)
     banner = page.inner_text(".reveal section.present .jp-CodeCell .jp-OutputArea")
     if prompts[:1] != ["[1]:"]:
         run.problems.append(f"{stem}: after the restart the setup cell ran as {prompts[:1]}, "
@@ -522,7 +488,7 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun) -> str:
     for k in range(first, at + 1):
         go_to(page, k, n)
         page.evaluate(FRAGMENTS_JS)
-        rerun_slide_cells(page, f"{stem} slide {k} (after the restart)")
+        run_slide_cells(page, f"{stem} slide {k} (after the restart)", timeout=CELL_TIMEOUT_MS)
     if not notes_show(notes, nb, at):
         run.problems.append(f"{stem}: after the restart the notes window did not follow to "
                             f"slide {at}")

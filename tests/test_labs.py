@@ -275,20 +275,11 @@ def test_l2_checks_hold_after_an_attendee_turned_x64_on():
     # jax.config.update("jax_enable_x64", True) in an earlier cell changes neither the check's
     # programs nor JAX's answers on them (made afresh here, in the check's own context): the
     # right answers pass and the wrong ones get their own message
-    import jax
     from wrong_answers import l2 as answers
 
     from workshop.labs import l2
     l2._REFS.clear()
-    jax.config.update("jax_enable_x64", True)
-    try:
-        for q in ("q1", "q2", "q3", "q4"):
-            assert getattr(l2, q).check(answers.RIGHT[q][0]).ok, q
-            for wrong in answers.WRONG[q][-2:]:
-                v = getattr(l2, q).check(wrong.answer)
-                assert not v.ok and wrong.says.lower() in v.message.lower(), (wrong, v)
-    finally:
-        jax.config.update("jax_enable_x64", False)
+    _x64_holds(l2, answers, ("q1", "q2", "q3", "q4"))
 
 
 def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monkeypatch,

@@ -233,21 +233,26 @@ def close_session(url: str, session: str | None) -> None:
              f"/api/sessions/{session}", method="DELETE")
 
 
-def run_slide_cells(page, where: str, timeout=90_000) -> None:
+def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     """Each code cell of the present slide, from the slideshow: click into it, Ctrl-Enter (runs
-    it and stays on the slide), as the presenter does, one after the other."""
+    it and stays on the slide), as the presenter does, one after the other. The prompt is set
+    to a mark before each press, so a keypress the page dropped is told from a run, also for a
+    cell that ran before (scripts/soak's restart). Returns the prompts the cells end with."""
     cells = page.query_selector_all(
         ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
+    prompts = []
     for cell in cells:
         editor = cell.query_selector(".cm-content")
         for _ in range(3):   # a keypress the page dropped (focus still moving after a slide
-            editor.scroll_into_view_if_needed()   # change) leaves "[ ]": press again, as a
-            editor.click(force=True)               # presenter would
+            cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
+                          " '[pressed]:'; }")     # change) leaves the mark: press again, as
+            editor.scroll_into_view_if_needed()   # a presenter would
+            editor.click(force=True)
             page.keyboard.press("Control+Enter")
             try:
                 page.wait_for_function(
                     "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
-                    " !== '[ ]:'", arg=cell, timeout=10_000, polling=200)
+                    " !== '[pressed]:'", arg=cell, timeout=10_000, polling=200)
                 break
             except Exception:
                 continue
@@ -261,8 +266,10 @@ def run_slide_cells(page, where: str, timeout=90_000) -> None:
             prompt = cell.query_selector(".jp-InputArea-prompt").inner_text()
             raise AssertionError(f"{where}: the cell “{first}” did not run from the slideshow "
                                  f"in {timeout // 1000} s (prompt {prompt!r})") from None
+        prompts.append(cell.query_selector(".jp-InputArea-prompt").inner_text().strip())
     if cells:
         page.keyboard.press("Escape")
+    return prompts
 
 
 # The same walk as look_at_every_slide's, slide after slide inside the page (one call for a
