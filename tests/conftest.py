@@ -12,7 +12,6 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import workshop
@@ -124,6 +123,7 @@ class Runs(dict):
         path, section = job
         if section is not None and not FULL:   # from the deck's whole run, sections reset
             result, text = self[(path, None)]
+            import nbformat  # (after workshop.notebooks: see its SKIPPED_IMPORTS)
             executed = nbformat.reads(text, as_version=4)
             sec = nbs.sections(executed)[section]
             self[job] = (execute.section_result(result, executed, sec), None)
@@ -163,8 +163,8 @@ def _runs() -> Runs:
     return _RUNS[0]
 
 
-SLOW_FILES = {"test_present.py", "test_present_decks.py", "test_scaffold.py",
-              "test_attendee_venv.py", "test_drift.py"}
+SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_b.py",
+              "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
 
 
 # scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
@@ -175,8 +175,8 @@ FIRST = ["test_lab_answers.py", "test_labs.py", "test_attendee_venv.py", "test_b
          "test_present.py", "test_presenter_tools.py", "test_scaffold.py", "test_cli.py",
          "test_compose.py"]
 # the files that read the notebook runs, longest first
-RUNS_FILES = ["test_present_decks.py", "test_handouts.py", "test_drift.py", "test_notebooks.py",
-              "test_lab_solutions.py"]
+RUNS_FILES = ["test_present_decks_a.py", "test_present_decks_b.py", "test_handouts.py",
+              "test_drift.py", "test_notebooks.py", "test_lab_solutions.py"]
 
 
 def _order(item) -> int:

@@ -110,6 +110,51 @@ def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path,
     assert (b.cell, b.kind, b.title, b.detail) == (2, "stopped", "A slide", says)
 
 
+@pytest.mark.parametrize("code", [
+    "for i in range(500_000): print('x' * 99)",      # 50 MB in many writes
+    "import sys; sys.stdout.write('y' * 50_000_000)",  # and in one
+    "from IPython.display import Image, display\n"   # a 20 MB picture
+    "display(Image(data=b'\\x89PNG' + bytes(20_000_000), format='png'))",
+])
+def test_an_output_of_50_mb_is_cut_and_fails_the_run_in_seconds(tmp_path, code):
+    # a print of 50 MB kept the build busy for over 10 minutes: now the cell is stopped at
+    # OUTPUT_CAP bytes, what it made first is kept (up to the cap), and the next cells run
+    import time
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Big"), nbformat.v4.new_code_cell(code),
+                nbformat.v4.new_code_cell("print('next')")]
+    t0 = time.perf_counter()
+    result, ran = execute.execute(nb, "big", tmp_path, allow_errors=True)
+    assert time.perf_counter() - t0 < 60
+    assert result.failure.cell == 1 and result.failure.title == "Big"
+    assert result.failure.error.startswith(f"{execute.OUTPUT_TOO_BIG}: the cell's output "
+                                           "passed 4 MB"), result.failure
+    kept = sum(len(o.get("text", "")) for o in ran.cells[1].outputs)
+    assert kept <= execute.OUTPUT_CAP and [o.output_type for o in ran.cells[1].outputs][-1:] \
+        == ["error"]
+    if "print" in code or "write" in code:
+        assert kept == execute.OUTPUT_CAP
+    assert not any(o.get("ename") == "KeyboardInterrupt" for c in ran.cells[1:] for o in c.outputs)
+    assert [o.get("text") for o in ran.cells[2].outputs] == ["next\n"]
+
+
+def test_a_long_traceback_and_a_1000_cell_notebook_run_whole(tmp_path):
+    # nbclient takes about 9 ms a cell here (a 5 000-cell notebook ran in 47 s): 1 000 prove the
+    # same in a fifth of the time
+    import time
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Many")] + \
+        [nbformat.v4.new_code_cell(f"x{i} = {i}") for i in range(1000)] + \
+        [nbformat.v4.new_code_cell(   # (a recursion 12 000 deep takes IPython 17 s to format)
+            "raise ValueError('\\n'.join(f'line {i}' for i in range(10_000)))")]
+    t0 = time.perf_counter()
+    result, ran = execute.execute(nb, "many", tmp_path, allow_errors=True)
+    assert time.perf_counter() - t0 < 60
+    assert result.failure.cell == 1001 and result.failure.error == "ValueError: line 0"
+    assert "line 9999" in "\n".join(ran.cells[-1].outputs[0].traceback)   # kept whole
+    assert all(c.execution_count for c in ran.cells if c.cell_type == "code")
+
+
 def _deck(*sections):
     """A small deck: a setup cell, then `## ` sections of code cells."""
     nb = nbformat.v4.new_notebook()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,26 @@ LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every hando
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 TAGS = {"setup", "check", "slow", "presenter"}   # the only cell tags the kit knows
+
+
+# jsonschema (under nbformat, nbclient and Jupyter's server) imports rfc3987-syntax when it is
+# installed (Jupyter's jsonschema[format-nongpl] brings it), and that compiles 39 lark grammars
+# on import: 1.7 s of every tool process, for jsonschema's "iri" formats alone, which no schema
+# the tools validate uses (nbformat's use no format; Jupyter's event schemas use "uri", which
+# rfc3986-validator checks). The tools skip it; an attendee's kernel is left as it is.
+SKIPPED_IMPORTS = ("rfc3987_syntax",)
+# the same, for a process the tools start (the slideshow's JupyterLab): python -c SERVER_BOOT
+SERVER_BOOT = ("import sys; sys.modules.update(dict.fromkeys(%r)); "
+               "from jupyterlab.labapp import main; sys.exit(main())" % (SKIPPED_IMPORTS,))
+
+
+def skip_slow_imports() -> None:
+    """Before anything imports nbformat: jsonschema then goes without rfc3987-syntax."""
+    for name in SKIPPED_IMPORTS:
+        sys.modules.setdefault(name, None)
+
+
+skip_slow_imports()   # every tool imports this module before nbformat (the runtime never does)
 
 
 class KitError(Exception):
@@ -203,11 +224,16 @@ def sections(nb) -> list[Section]:
 def section_notebook(nb, section: Section):
     """The setup cell (and what comes before it) plus one section: what a speaker reuses."""
     import copy
-    sub = copy.deepcopy(nb)
-    s = setup_index(nb)
-    sub.cells = [copy.deepcopy(c) for c in nb.cells[: s + 1]] + \
-                [copy.deepcopy(c) for c in nb.cells[section.start: section.stop]]
+
+    import nbformat
+    sub = nbformat.from_dict(copy.deepcopy({k: v for k, v in nb.items() if k != "cells"}))
+    sub.cells = [copy.deepcopy(c) for c in _section_cells(nb, section)]
     return sub
+
+
+def _section_cells(nb, section: Section) -> list:
+    """The cells of section_notebook(nb, section), not copied."""
+    return nb.cells[: setup_index(nb) + 1] + nb.cells[section.start: section.stop]
 
 
 def covered_by_whole_run(nb, section: Section) -> bool:
@@ -215,7 +241,7 @@ def covered_by_whole_run(nb, section: Section) -> bool:
     cells (setup included) are the notebook's first code cells, in order. A fresh kernel then
     executes the same code either way, so the top-to-bottom run already proves it."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    alone = [c.source for c in section_notebook(nb, section).cells if c.cell_type == "code"]
+    alone = [c.source for c in _section_cells(nb, section) if c.cell_type == "code"]
     return code[: len(alone)] == alone
 
 

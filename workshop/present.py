@@ -120,7 +120,7 @@ class Server:
         # and JupyterLab's workspaces go to this server's own folder, not under $HOME: present
         # works with HOME unset or read-only, and leaves nothing there
         self.runtime = private_dir(self.log.with_suffix(".runtime"))
-        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser",
+        cmd = [sys.executable, "-c", nbs.SERVER_BOOT, "--no-browser",   # `jupyter lab`
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",

@@ -1,0 +1,1 @@
+"""The build: execute notebooks, print handouts, report (tooling: not imported by a kernel)."""

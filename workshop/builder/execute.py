@@ -1,6 +1,7 @@
 """Execute notebooks, each in a fresh kernel, two at a time, timing every cell."""
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -13,6 +14,12 @@ from pathlib import Path
 from .. import notebooks as nbs
 
 CELL_TIMEOUT = 120   # seconds; a cell that hangs fails the run instead of the build hanging
+# bytes of output one cell may make (text, pictures, a traceback): about 40 000 lines, where a
+# slide shows 30 and the biggest picture a deck makes is under 0.5 MB. A cell that makes more is
+# stopped (the kernel interrupted), keeps its first OUTPUT_CAP bytes and fails the run with
+# OUTPUT_TOO_BIG: a print of 50 MB kept the build busy for over 10 minutes
+OUTPUT_CAP = 4 * 2**20
+OUTPUT_TOO_BIG = "OutputTooBig"
 PARALLEL = 2         # the machines have 2 cores; more gives kernel start-up races (nbmake #129)
 
 
@@ -87,7 +94,6 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     each section (of a deck) starts from the setup cell's names only (with_section_resets; the
     cells it adds are removed again, and a failure in one is the section's).
     """
-    import nbclient
     import nbformat
 
     from ..kernel import fresh_kernel_manager
@@ -99,12 +105,13 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
     with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name) as km:
-        client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT,
-                                         allow_errors=allow_errors, record_timing=True,
-                                         resources={"metadata": {"path": str(cwd)}})
+        client = _capped_client()(nb, km=km, timeout=CELL_TIMEOUT, allow_errors=allow_errors,
+                                  record_timing=True,
+                                  resources={"metadata": {"path": str(cwd)}})
         started: list[int] = []
         client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
         failure, halted = _run(client)
+        failure = _mark_too_big(client, nb, failure)
     last_started = max(started[-1] - (1 if preamble else 0), 0) if started else 0
     if preamble:
         first = nb.cells.pop(0)
@@ -173,6 +180,67 @@ def section_result(whole: Result, executed, section) -> Result:
     res.times = whole.times[section.start:section.stop]
     res.seconds = sum(res.times)
     return res
+
+
+def _output_bytes(msg) -> int:
+    """About how many bytes an output message adds to the notebook."""
+    c = msg.get("content", {})
+    if msg.get("msg_type") == "stream":
+        return len(c.get("text", ""))
+    if msg.get("msg_type") == "error":
+        return sum(map(len, c.get("traceback", []))) + len(c.get("evalue", ""))
+    return sum(len(v) if isinstance(v, str) else len(repr(v)) for v in c.get("data", {}).values())
+
+
+@functools.cache
+def _capped_client():
+    """nbclient's NotebookClient, but a cell's output past OUTPUT_CAP bytes is not kept: the
+    kernel is interrupted once and what follows is dropped (the interrupt's own error too)."""
+    import asyncio
+
+    import nbclient
+
+    class Capped(nbclient.NotebookClient):
+        made: dict  # cell index -> bytes of output the kernel sent
+
+        def output(self, outs, msg, display_id, cell_index):
+            made = self.__dict__.setdefault("made", {})
+            before = made.get(cell_index, 0)
+            made[cell_index] = before + _output_bytes(msg)
+            if made[cell_index] <= OUTPUT_CAP:
+                return super().output(outs, msg, display_id, cell_index)
+            if before > OUTPUT_CAP:
+                return None
+            asyncio.ensure_future(self.km.interrupt_kernel())
+            if msg["msg_type"] == "stream":   # the text up to the cap
+                msg = {**msg, "content": {**msg["content"],
+                                          "text": msg["content"]["text"][:OUTPUT_CAP - before]}}
+                return super().output(outs, msg, display_id, cell_index)
+            return None
+
+    return Capped
+
+
+def _mark_too_big(client, nb, failure: str | None) -> str | None:
+    """Each cell whose output passed OUTPUT_CAP ends with an OUTPUT_TOO_BIG error output (the
+    run's failure, where no earlier cell failed) in place of the interrupt's."""
+    import nbformat
+    first = None
+    for i, made in sorted(getattr(client, "made", {}).items()):
+        if made <= OUTPUT_CAP:
+            continue
+        cell = nb.cells[i]
+        cell.outputs = [o for o in cell.outputs if not (
+            o.get("output_type") == "error" and o.get("ename") == "KeyboardInterrupt")]
+        why = (f"the cell's output passed {OUTPUT_CAP // 2**20} MB (a slide shows about 30 "
+               f"lines), so the build stopped it and kept the first {OUTPUT_CAP // 2**20} MB: "
+               "print less")
+        cell.outputs.append(nbformat.v4.new_output("error", ename=OUTPUT_TOO_BIG, evalue=why,
+                                                   traceback=[f"{OUTPUT_TOO_BIG}: {why}"]))
+        first = first if first is not None else f"{OUTPUT_TOO_BIG}: {why}"
+    if first is None:
+        return failure
+    return first if failure is None or "KeyboardInterrupt" in failure else failure
 
 
 def _run(client) -> tuple[str | None, bool]:

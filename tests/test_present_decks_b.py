@@ -1,17 +1,22 @@
-"""Decks 02–06 in RISE, every slide measured at each size from their executed outputs (deck 01,
-run live from the slideshow, and the server's own tests are in test_present.py): a file of its
-own, with a server of its own, so scripts/test's two workers take one half each."""
+"""The other half of decks 02–06 in RISE (see test_present_decks_a.py)."""
 from __future__ import annotations
 
 import pytest
 from test_present import chromium, executed_decks, presenting  # noqa: F401 (fixtures)
 from test_present import test_deck_opens_in_rise_and_every_slide_fits as _fits
+from test_present_decks_a import half
 
 from workshop import notebooks as nbs
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("deck", nbs.decks()[1:], ids=lambda p: p.stem)
+@pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,  # noqa: F811
                                                   deck):
     _fits(chromium, presenting, executed_decks, runs, deck)
+
+
+def test_every_deck_is_looked_at_in_one_file_or_the_other():
+    from test_present_decks_a import half as a
+    shown = [d.stem for d in nbs.decks()[:1] + a(True) + half(False)]
+    assert sorted(shown) == [d.stem for d in nbs.decks()]
