@@ -174,9 +174,11 @@ SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_
 FIRST = ["test_lab_answers.py", "test_labs.py", "test_attendee_venv.py", "test_build.py",
          "test_present.py", "test_presenter_tools.py", "test_scaffold.py", "test_cli.py",
          "test_compose.py"]
-# the files that read the notebook runs, longest first
-RUNS_FILES = ["test_present_decks_a.py", "test_present_decks_b.py", "test_handouts.py",
-              "test_drift.py", "test_notebooks.py", "test_lab_solutions.py"]
+# the files that read the notebook runs. xdist hands a worker the next file once its own has 2
+# tests left, so the worker that takes decks_a (2 tests) takes test_notebooks with it, and the
+# other decks_b (4), then the short ones: both end at about the same time
+RUNS_FILES = ["test_present_decks_a.py", "test_notebooks.py", "test_present_decks_b.py",
+              "test_handouts.py", "test_drift.py", "test_lab_solutions.py"]
 
 
 def _order(item) -> int:

@@ -1,6 +1,7 @@
 """Bad input gets one clear line and a non-zero exit; the setup cell explains itself."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -118,6 +119,76 @@ def test_setup_without_python_312_or_313_says_what_to_install(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "WORKSHOP_PYTHON=/bin/false is not a working" in bad.stderr
     assert bad.stderr.strip().count("\n") == 0
+
+
+def _kit_with_a_working_venv(tmp_path):
+    """A scratch kit with the real lock and a .venv that works (this Python; the stamp of this
+    lock), marked so a test can tell it is the same one afterwards."""
+    import hashlib
+    import shutil
+    for rel in ("scripts/setup", "environment/requirements.lock", "pyproject.toml"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(nbs.ROOT / rel, tmp_path / rel)
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    (venv / "mine").write_text("the presenter's working environment")
+    want = (tmp_path / "environment" / "requirements.lock").read_bytes() + \
+        (tmp_path / "pyproject.toml").read_bytes()
+    (venv / ".installed").write_text(hashlib.sha256(want).hexdigest() + "\n")
+    return tmp_path
+
+
+def _leftovers(kit) -> list[str]:
+    return sorted(p.name for p in kit.glob(".venv.*"))
+
+
+def test_setup_killed_at_any_moment_keeps_the_working_venv_and_the_next_run_clears_up(tmp_path):
+    # SIGKILLed mid-install, setup used to strand the working .venv in .venv.old.PID (1.2 GB)
+    # and the next run put the half-built one in its place: now the new one is made beside it
+    import signal
+    import time
+    kit = _kit_with_a_working_venv(tmp_path)
+    setup = ["bash", str(kit / "scripts" / "setup")]
+    env = {**os.environ, "WORKSHOP_PYTHON": sys._base_executable}
+    quick = subprocess.run(setup, env=env, capture_output=True, text=True, timeout=60)
+    assert quick.returncode == 0 and quick.stderr == "", quick.stderr   # current: nothing to do
+    for sig in (signal.SIGKILL, signal.SIGINT):   # a kill -9 of the group; Ctrl-C
+        p = subprocess.Popen([*setup, "--force"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        end = time.monotonic() + 120
+        while time.monotonic() < end and p.poll() is None:   # until uv is installing into it
+            if any(len(list(site.iterdir())) > 20 for site in
+                   kit.glob(".venv.new.*/lib/python3.*/site-packages")):
+                break
+            time.sleep(0.2)
+        assert p.poll() is None, p.stderr.read()
+        os.killpg(p.pid, sig)
+        err = p.communicate(timeout=60)[1]
+        assert p.returncode != 0
+        assert (kit / ".venv" / "mine").exists(), "the working .venv was kept in place"
+        if sig == signal.SIGINT:
+            assert err.strip().splitlines()[-1] == "setup: failed; .venv is left as it was"
+            assert _leftovers(kit) == [], "Ctrl-C: the half-made environment is removed"
+        else:
+            assert len(_leftovers(kit)) == 1 and _leftovers(kit)[0].startswith(".venv.new.")
+            again = subprocess.run(setup, env=env, capture_output=True, text=True, timeout=60)
+            assert again.returncode == 0 and again.stderr == "", again.stderr
+            assert _leftovers(kit) == [] and (kit / ".venv" / "mine").exists()
+    # killed between its two renames: no .venv; the new one was complete (its stamp written)
+    # or not: the next run takes the complete new one, else the one set aside
+    import shutil
+    shutil.copytree(kit / ".venv", kit / ".venv.new.222", symlinks=True)
+    (kit / ".venv.new.222" / "mine").write_text("the new one")
+    (kit / ".venv").rename(kit / ".venv.old.111")
+    again = subprocess.run(setup, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert (kit / ".venv" / "mine").read_text() == "the new one" and _leftovers(kit) == []
+    (kit / ".venv").rename(kit / ".venv.old.333")
+    (kit / ".venv.new.444").mkdir()   # half made: no stamp
+    again = subprocess.run(setup, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert (kit / ".venv" / "mine").read_text() == "the new one" and _leftovers(kit) == []
 
 
 def test_build_refuses_a_deck_that_would_show_notes_on_a_slide(tmp_path):
