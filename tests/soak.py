@@ -13,7 +13,9 @@ pytest (nothing here is named test_*, and it takes a long while).
    cells before the appendix divider) run from the slideshow; on one deck the kernel is
    restarted mid-section through Jupyter's REST API and the presenter's guide's recovery
    followed (decks/README.md: the setup cell on the title slide, then the current section from
-   its first slide), then the next slide's cell must run; Ctrl-C (SIGINT) ends `present`. The
+   its first slide), then the next slide's cell must run; on another the kernel process is
+   killed (SIGKILL, as the out-of-memory killer does), Jupyter restarts it, the page's dialog is
+   answered and the same recovery followed; Ctrl-C (SIGINT) ends `present`. The
    tree's RSS and process count are sampled after each deck.
 3. Every lab solution in a fresh kernel (workshop.builder.execute.run_many), counting failures
    and the checks that said correct.
@@ -355,7 +357,39 @@ def restart_kernel(url: str, rel: str) -> str:
     return kid
 
 
-def present_deck(chromium, deck: Path, restart: bool, token: str, state: dict) -> DeckRun:
+def kill_kernel(url: str, rel: str) -> str:
+    """The deck's kernel process SIGKILLed; Jupyter's restarter starts another under the same
+    id: its id, once that one is idle."""
+    base, token = base_token(url)
+    session = next(s for s in call(base, token, "/api/sessions") if s["path"] == rel)
+    kid = session["kernel"]["id"]
+    old = kernel_pids(kid)
+    if not old:
+        raise AssertionError(f"no process of kernel {kid}")
+    for pid in old:
+        os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        new = set(kernel_pids(kid)) - set(old)
+        if new and call(base, token, f"/api/kernels/{kid}")["execution_state"] == "idle":
+            return kid
+        time.sleep(0.5)
+    raise AssertionError(f"kernel {kid} was not restarted within 60 s of its kill")
+
+
+def kernel_pids(kid: str) -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if f"kernel-{kid}".encode() in f.read():
+                    pids.append(int(d))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) -> DeckRun:
     nb = nbs.read(deck)
     rel = deck.relative_to(ROOT).as_posix()
     run = DeckRun(deck.stem)
@@ -396,7 +430,7 @@ def present_deck(chromium, deck: Path, restart: bool, token: str, state: dict) -
                 raise AssertionError(f"expected slide {i}, RISE shows {shown}")
             run_slide_cells(page, f"{deck.stem} slide {i}", timeout=CELL_TIMEOUT_MS)
             if where and i == where[1]:
-                run.restart = recover(page, notes, nb, url, rel, where, n, run)
+                run.restart = recover(page, notes, nb, url, rel, where, n, run, restart)
             if where and i == where[2]:    # the next slide after the recovery: its cells ran
                 bad = page.evaluate(
                     "() => [...document.querySelectorAll('.reveal section.present:not(.stack) "
@@ -469,12 +503,26 @@ def present_deck(chromium, deck: Path, restart: bool, token: str, state: dict) -
     return run
 
 
-def recover(page, notes, nb, url, rel, where, n, run: DeckRun) -> str:
-    """Restart the kernel after slide where[1], then the guide's recovery: the title slide's
-    setup cell, then the section from its first slide; then the next slide's cells must run."""
+def recover(page, notes, nb, url, rel, where, n, run: DeckRun, how: str) -> str:
+    """Restart the kernel after slide where[1] (how: "rest", through the REST API, or "kill",
+    its process SIGKILLed and the page's dialog answered), then the guide's recovery: the title
+    slide's setup cell, then the section from its first slide; then the next slide's cells must
+    run."""
     first, at, nxt = where
     stem = run.deck
-    restart_kernel(url, rel)
+    said = ""
+    if how == "kill":
+        kill_kernel(url, rel)
+        try:   # JupyterLab tells the presenter: "… appears to have died. It will restart …"
+            dialog = page.wait_for_selector(".jp-Dialog", timeout=15_000)
+            said = " ".join(dialog.inner_text().split())[:120]
+            page.click(".jp-Dialog .jp-mod-accept")
+            page.wait_for_selector(".jp-Dialog", state="detached", timeout=10_000)
+        except Exception:
+            run.problems.append(f"{stem}: after the kernel was killed no dialog told the "
+                                "presenter, or it would not close")
+    else:
+        restart_kernel(url, rel)
     page.evaluate(FIRST_JS)
     go_to(page, 1, n)
     prompts = run_slide_cells(page, f"{stem} slide 1 (after the restart)",
@@ -493,7 +541,8 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun) -> str:
         run.problems.append(f"{stem}: after the restart the notes window did not follow to "
                             f"slide {at}")
     # the main walk goes on to the next slide (nxt), whose cells must run in the new kernel
-    return f"after slide {at}: setup, slides {first}–{at} again, then {nxt}"
+    what = f"killed (the page said “{said}”)" if how == "kill" else "restarted"
+    return f"{what} after slide {at}: setup, slides {first}–{at} again, then {nxt}"
 
 
 # ---------------------------------------------------------------------------- the labs
@@ -682,6 +731,9 @@ def main(argv=None) -> int:
     ap.add_argument("--restart-in", default="",
                     help="the deck whose kernel is restarted mid-section (default: the middle "
                          "one of those run)")
+    ap.add_argument("--kill-in", default="",
+                    help="the deck whose kernel process is killed mid-section (default: the "
+                         "one after the restart's, or before it when it is the last)")
     ap.add_argument("--limit", type=float, default=40, help="minutes in all (default 40)")
     ap.add_argument("--no-labs", action="store_true", help="skip the labs (development)")
     args = ap.parse_args(argv)
@@ -690,6 +742,9 @@ def main(argv=None) -> int:
                            what="deck")
         restart_in = nbs.select([args.restart_in], among=decks, what="deck")[0] \
             if args.restart_in else decks[len(decks) // 2 - (len(decks) % 2 == 0)]
+        k = decks.index(restart_in)
+        kill_in = nbs.select([args.kill_in], among=decks, what="deck")[0] if args.kill_in \
+            else (decks[k + 1] if k + 1 < len(decks) else decks[k - 1] if k else None)
     except nbs.KitError as e:
         print(f"soak: {e}", file=sys.stderr)
         return 2
@@ -712,7 +767,7 @@ def main(argv=None) -> int:
     before = snapshot(token, tmp)
     log(f"before: {len(before.tree)} processes in the tree, {len(before.ports)} ports, "
         f"{before.rss / MB:.0f} MB; decks {', '.join(d.stem for d in decks)}; the restart in "
-        f"{restart_in.stem}")
+        f"{restart_in.stem}" + (f", the kill in {kill_in.stem}" if kill_in else ""))
     runs: list[DeckRun] = []
     labs: list[LabRun] = []
     ports_used: list[int] = []
@@ -725,7 +780,8 @@ def main(argv=None) -> int:
                     break
                 state["stage"] = f"deck {deck.stem}"
                 log(f"{deck.stem}: present")
-                run = present_deck(chromium, deck, deck == restart_in, token, state)
+                how = "rest" if deck == restart_in else "kill" if deck == kill_in else ""
+                run = present_deck(chromium, deck, how, token, state)
                 runs.append(run)
                 ports_used.append(run.port)
                 log(f"{deck.stem}: {run.seconds:.0f} s, {run.cells}/{run.expected} cells, "
