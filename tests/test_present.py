@@ -124,10 +124,13 @@ def chromium():
         b.close()
 
 
-def start_present(deck: str, port: int, env: dict | None = None):
-    """`present DECK` on `port` (env: changes to this environment, None unsets)."""
-    p = subprocess.Popen([sys.executable, "-m", "workshop", "present", deck, "--no-browser",
-                          "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=False):
+    """`present DECK` on `port` (env: changes to this environment, None unsets; sigint_ignored:
+    started as a non-interactive shell's `cmd &` starts it, with SIGINT ignored)."""
+    cmd = [sys.executable, "-m", "workshop", "present", deck, "--no-browser", "--port", str(port)]
+    if sigint_ignored:   # the shell ignores it and exec keeps it ignored
+        cmd = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *cmd]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, cwd=nbs.ROOT,
                          env={k: v for k, v in {**os.environ, **(env or {})}.items()
                               if v is not None})   # None: unset
@@ -577,13 +580,14 @@ def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
     # SIGTERM (a kill), SIGHUP (the terminal closed) and SIGKILL (a kill -9, which runs none of
     # present's clean-up: the server sees its parent gone and stops itself), three servers at
     # once so their starts and stops overlap; present needs nothing of $HOME: unset for the
-    # first, read-only for the second
-    cases = [(signal.SIGTERM, {"HOME": None}), (signal.SIGHUP, {"HOME": "/proc/sys"}),
-             (signal.SIGKILL, None)]
+    # first, read-only for the second. And Ctrl-C to a present started with SIGINT ignored (a
+    # non-interactive shell's `&`): it took no notice and was killed after 30 s (the soak)
+    cases = [(signal.SIGTERM, {"HOME": None}, False), (signal.SIGHUP, {"HOME": "/proc/sys"},
+             False), (signal.SIGKILL, None, False), (signal.SIGINT, None, True)]
     started = []
     with ThreadPoolExecutor(len(cases)) as pool:
-        for (sig, env), port in zip(cases, [free_port() for _ in cases]):
-            started.append((sig, port, pool.submit(start_present, "01", port, env)))
+        for (sig, env, ignored), port in zip(cases, [free_port() for _ in cases]):
+            started.append((sig, port, pool.submit(start_present, "01", port, env, ignored)))
     done = [f.exception() is None for _, _, f in started]   # (waits for each start)
     procs = [f.result()[0] for (_, _, f), ok in zip(started, done) if ok]
     try:
@@ -604,6 +608,8 @@ def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
     end = time.monotonic() + 30
     for sig, port, proc, kernel in running:
         proc.wait(max(1, end - time.monotonic()))
+        if sig == signal.SIGINT:
+            assert proc.returncode == 0 and "stopping the server" in proc.stdout.read()
         while (port_open(port) or _kernel_processes(kernel)) and time.monotonic() < end:
             time.sleep(0.2)
         assert not port_open(port), f"the server still listens after {sig.name}"

@@ -254,6 +254,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         raise KeyboardInterrupt
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, ended)
+    # Ctrl-C stops the server even where present was started with SIGINT ignored (by a
+    # non-interactive shell's `&`, which Python then leaves ignored): it waited 30 s to be killed
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         server.wait_ready()
         server.start_kernel_for(rel)
