@@ -180,10 +180,11 @@ def run_cell(page, cell, expect: str | None, timeout=90_000) -> str:
 def presenting(tmp_path_factory):
     """One `present 01` server for every deck (a server start is the slow part): deck 01 at the
     URL it printed, the others at the same server's RISE address for their path. The presenter's
-    Jupyter config tries to turn the XSRF check off (present keeps it on)."""
+    Jupyter config tries to turn the XSRF check and the output rate limit off (present keeps
+    them on)."""
     cfg = tmp_path_factory.mktemp("jupyter-config")
-    (cfg / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"disable_check_xsrf": True}}))
+    (cfg / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
+        "disable_check_xsrf": True, "iopub_data_rate_limit": 1e12}}))
     port = free_port()
     started = time.time()
     proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
@@ -406,6 +407,40 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
     assert errors == [], f"{deck.stem}: the browser console shows errors: {errors}"
     assert problems == [], "\n".join(problems[:40])
+
+
+@pytest.mark.browser
+def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
+                                                                  executed_decks):
+    # Jupyter's output rate limit (which present keeps on, whatever a config says) stops the
+    # flood after a few MB with a note; the page answers and the next slide's cell runs
+    nb = nbformat.v4.new_notebook()
+    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
+        "slideshow": {"slide_type": "slide"}})
+    nb.cells = [slide("# Big"), nbformat.v4.new_code_cell(
+        "for i in range(500_000): print('x' * 99)"), slide("## After"),
+        nbformat.v4.new_code_cell("print('after')")]
+    path = executed_decks / "big-output.ipynb"
+    nbformat.write(nb, path)
+    url, session = open_deck(presenting["url"], path)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(url)
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        t0 = time.monotonic()
+        assert run_slide_cells(page, "big output", timeout=120_000) == ["[1]:"]
+        assert time.monotonic() - t0 < 60
+        shown = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                              ".map(o => o.innerText)")
+        assert any("IOPub data rate exceeded" in t for t in shown)
+        assert sum(map(len, shown)) < 10_000_000, "the flood was cut"
+        page.evaluate(NEXT_JS)   # (a notebook without the decks' RISE settings: no number)
+        page.wait_for_function("() => document.querySelector('.reveal section.present:not("
+                               ".stack)').innerText.includes('After')", timeout=10_000)
+        assert run_slide_cells(page, "after the big output", timeout=60_000) == ["[2]:"]
+    finally:
+        page.close()
+        close_session(presenting["url"], session)
 
 
 def _notes_of_slide(nb, k: int) -> list[str]:

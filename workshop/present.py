@@ -134,7 +134,11 @@ class Server:
                # which a stopped server left behind, spinning): a slideshow needs none
                "--ServerApp.jpserver_extensions=jupyter_lsp=False",
                # the command line outranks every Jupyter config file: none can turn XSRF off
-               "--ServerApp.disable_check_xsrf=False"]
+               "--ServerApp.disable_check_xsrf=False",
+               # nor lift the output rate limits (Jupyter's defaults): a cell that prints 50 MB
+               # shows its first few MB and a note, and the slideshow stays responsive
+               "--ServerApp.iopub_data_rate_limit=1000000",
+               "--ServerApp.iopub_msg_rate_limit=1000"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
         env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime),
