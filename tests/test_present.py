@@ -293,17 +293,58 @@ WALK_JS = f"""(a) => {{
 }}"""
 
 
+# The same, backwards from the last slide to the first (the middle size's walk starts where the
+# first size's ended, instead of clicking back through the deck first): up inside a stack, else
+# left, each click until the number changes (a click first hides the slide's last fragment)
+BACK_WALK_JS = f"""(a) => {{
+  const measure = {MEASURE_JS.strip()}, fragments = {FRAGMENTS_JS};
+  const num = () => document.querySelector('.reveal .slide-number').innerText.replace(/ /g, '');
+  const back = () => (document.querySelector('.reveal .controls .navigate-up.enabled') ||
+                      document.querySelector('.reveal .controls .navigate-left.enabled')).click();
+  const out = [];
+  for (let i = a.n; i >= 1; i--) {{
+    fragments();
+    const shown = num();
+    if (shown !== `${{i}}/${{a.n}}`) return {{expected: i, shown, out}};
+    out.push([i, measure(a.limits).problems]);
+    for (let k = 0; i > 1 && k < 100 && num() === shown; k++) back();
+  }}
+  return {{out}};
+}}"""
+
+
 def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
     """Each slide of the deck, all fragments shown, at each of SIZES (its cells run at the
-    first when `run`): what is wrong, as 'deck slide N at WxH: problem'. Screenshots (the first
-    two slides, and any with a problem) go to SHOTS."""
+    first when `run`): what is wrong, as 'deck slide N at WxH: problem'; the middle size walks
+    back from the last slide, where the first size ended. Screenshots (the first two slides, and
+    any with a problem) go to SHOTS."""
     problems = []
-    for w, h in SIZES:
+    for k, (w, h) in enumerate(SIZES):
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_function(FITS_JS, arg=[w, h], timeout=10_000, polling=200)
-        page.evaluate(FIRST_JS)
         shot = lambda i, w=w, h=h: page.screenshot(
             path=str(SHOTS / f"{deck.stem}-{i}-{w}x{h}.png"))
+        if k == 1 and n_slides > 2:   # the first size's walk ended on the last slide
+            walk = page.evaluate(BACK_WALK_JS, {"n": n_slides, "limits": LIMITS})
+            bad = [(i, got) for i, got in walk["out"] if got]
+            problems += [f"{deck.stem} slide {i} at {w}x{h}: {p}" for i, got in bad for p in got]
+            assert "expected" not in walk, \
+                f"{deck.stem}: expected slide {walk.get('expected')}, RISE shows {walk.get('shown')}"
+            assert [i for i, _ in walk["out"]] == list(range(n_slides, 0, -1))
+            page.evaluate(FRAGMENTS_JS)
+            shot(1)
+            page.evaluate(NEXT_JS)
+            page.evaluate(FRAGMENTS_JS)
+            shot(2)
+            for i, _ in sorted(bad)[:5]:
+                page.evaluate(FIRST_JS)
+                for _ in range(i - 1):
+                    page.evaluate(FRAGMENTS_JS)
+                    page.evaluate(NEXT_JS)
+                page.evaluate(FRAGMENTS_JS)
+                shot(i)
+            continue
+        page.evaluate(FIRST_JS)
         live = run and (w, h) == SIZES[0]
         for i in range(1, n_slides + 1 if live else min(2, n_slides) + 1):
             page.evaluate(FRAGMENTS_JS)
