@@ -166,6 +166,13 @@ def test_setup_killed_at_any_moment_keeps_the_working_venv_and_the_next_run_clea
         os.killpg(p.pid, sig)
         err = p.communicate(timeout=60)[1]
         assert p.returncode != 0
+        end = time.monotonic() + 30   # until its children (uv) are gone too: they hold the
+        while time.monotonic() < end:  # setup lock, and the next setup would wait for them
+            try:
+                os.killpg(p.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
         assert (kit / ".venv" / "mine").exists(), "the working .venv was kept in place"
         if sig == signal.SIGINT:
             assert err.strip().splitlines()[-1] == "setup: failed; .venv is left as it was"
