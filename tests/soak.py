@@ -53,6 +53,7 @@ from test_present import (  # noqa: E402
     FRAGMENTS_JS,
     NEXT_JS,
     SHOTS,
+    _kernel_processes,
     _notes_of_slide,
     port_open,
     run_slide_cells,
@@ -363,30 +364,18 @@ def kill_kernel(url: str, rel: str) -> str:
     base, token = base_token(url)
     session = next(s for s in call(base, token, "/api/sessions") if s["path"] == rel)
     kid = session["kernel"]["id"]
-    old = kernel_pids(kid)
+    old = _kernel_processes(kid)
     if not old:
         raise AssertionError(f"no process of kernel {kid}")
     for pid in old:
         os.kill(pid, signal.SIGKILL)
     end = time.monotonic() + 60
     while time.monotonic() < end:
-        new = set(kernel_pids(kid)) - set(old)
+        new = set(_kernel_processes(kid)) - set(old)
         if new and call(base, token, f"/api/kernels/{kid}")["execution_state"] == "idle":
             return kid
         time.sleep(0.5)
     raise AssertionError(f"kernel {kid} was not restarted within 60 s of its kill")
-
-
-def kernel_pids(kid: str) -> list[int]:
-    pids = []
-    for d in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                if f"kernel-{kid}".encode() in f.read():
-                    pids.append(int(d))
-        except (OSError, ValueError):
-            continue
-    return pids
 
 
 def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) -> DeckRun:

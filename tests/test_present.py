@@ -326,23 +326,14 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
             path=str(SHOTS / f"{deck.stem}-{i}-{w}x{h}.png"))
         if k == 1 and n_slides > 2:   # the first size's walk ended on the last slide
             walk = page.evaluate(BACK_WALK_JS, {"n": n_slides, "limits": LIMITS})
-            bad = [(i, got) for i, got in walk["out"] if got]
-            problems += [f"{deck.stem} slide {i} at {w}x{h}: {p}" for i, got in bad for p in got]
-            assert "expected" not in walk, \
-                f"{deck.stem}: expected slide {walk.get('expected')}, RISE shows {walk.get('shown')}"
+            problems += _walked(page, deck, walk, f"{w}x{h}", shot)
             assert [i for i, _ in walk["out"]] == list(range(n_slides, 0, -1))
+            page.evaluate(FIRST_JS)   # (at slide 1 already unless a problem was shot)
             page.evaluate(FRAGMENTS_JS)
             shot(1)
             page.evaluate(NEXT_JS)
             page.evaluate(FRAGMENTS_JS)
             shot(2)
-            for i, _ in sorted(bad)[:5]:
-                page.evaluate(FIRST_JS)
-                for _ in range(i - 1):
-                    page.evaluate(FRAGMENTS_JS)
-                    page.evaluate(NEXT_JS)
-                page.evaluate(FRAGMENTS_JS)
-                shot(i)
             continue
         page.evaluate(FIRST_JS)
         live = run and (w, h) == SIZES[0]
@@ -361,18 +352,24 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
         if live or n_slides <= 2:
             continue
         walk = page.evaluate(WALK_JS, {"first": 3, "n": n_slides, "limits": LIMITS})
-        bad = [(i, got) for i, got in walk["out"] if got]
-        problems += [f"{deck.stem} slide {i} at {w}x{h}: {p}" for i, got in bad for p in got]
-        assert "expected" not in walk, \
-            f"{deck.stem}: expected slide {walk.get('expected')}, RISE shows {walk.get('shown')}"
-        for i, _ in bad[:5]:   # a picture of what is wrong: back to that slide
-            page.evaluate(FIRST_JS)
-            for _ in range(i - 1):
-                page.evaluate(FRAGMENTS_JS)
-                page.evaluate(NEXT_JS)
-            page.evaluate(FRAGMENTS_JS)
-            shot(i)
+        problems += _walked(page, deck, walk, f"{w}x{h}", shot)
     return problems
+
+
+def _walked(page, deck, walk, size: str, shot) -> list[str]:
+    """A walk's problems as 'deck slide N at WxH: problem' lines, once it is known to have shown
+    the slides it expected; a picture of (up to five of) the slides with a problem."""
+    assert "expected" not in walk, \
+        f"{deck.stem}: expected slide {walk.get('expected')}, RISE shows {walk.get('shown')}"
+    bad = sorted((i, got) for i, got in walk["out"] if got)
+    for i, _ in bad[:5]:   # back to that slide
+        page.evaluate(FIRST_JS)
+        for _ in range(i - 1):
+            page.evaluate(FRAGMENTS_JS)
+            page.evaluate(NEXT_JS)
+        page.evaluate(FRAGMENTS_JS)
+        shot(i)
+    return [f"{deck.stem} slide {i} at {size}: {p}" for i, got in bad for p in got]
 
 
 @pytest.mark.browser

@@ -201,10 +201,12 @@ def _capped_client():
     import nbclient
 
     class Capped(nbclient.NotebookClient):
-        made: dict  # cell index -> bytes of output the kernel sent
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.made: dict[int, int] = {}   # cell index -> bytes of output the kernel sent
 
         def output(self, outs, msg, display_id, cell_index):
-            made = self.__dict__.setdefault("made", {})
+            made = self.made
             before = made.get(cell_index, 0)
             made[cell_index] = before + _output_bytes(msg)
             if made[cell_index] <= OUTPUT_CAP:
@@ -226,7 +228,7 @@ def _mark_too_big(client, nb, failure: str | None) -> str | None:
     run's failure, where no earlier cell failed) in place of the interrupt's."""
     import nbformat
     first = None
-    for i, made in sorted(getattr(client, "made", {}).items()):
+    for i, made in sorted(client.made.items()):
         if made <= OUTPUT_CAP:
             continue
         cell = nb.cells[i]
