@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import workshop
-from workshop import drift
-from workshop import notebooks as nbs
-from workshop.builder import execute
+from workshop.tools import drift
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import execute
 
 
 def _is_worker(config) -> bool:
@@ -32,8 +32,8 @@ def pytest_configure(config):
     if not _is_worker(config):
         # An environment that is not the lock (a jaxlib of another version makes `import jax`
         # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line
-        from workshop import env
         from workshop.devices import xla_flags_problem
+        from workshop.tools import env
         bad = env.mismatches()
         if bad:
             pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"
@@ -123,7 +123,7 @@ class Runs(dict):
         path, section = job
         if section is not None and not FULL:   # from the deck's whole run, sections reset
             result, text = self[(path, None)]
-            import nbformat  # (after workshop.notebooks: see its SKIPPED_IMPORTS)
+            import nbformat  # (after workshop.tools.notebooks: see its SKIPPED_IMPORTS)
             executed = nbformat.reads(text, as_version=4)
             sec = nbs.sections(executed)[section]
             self[job] = (execute.section_result(result, executed, sec), None)

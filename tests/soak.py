@@ -17,7 +17,7 @@ pytest (nothing here is named test_*, and it takes a long while).
    killed (SIGKILL, as the out-of-memory killer does), Jupyter restarts it, the page's dialog is
    answered and the same recovery followed; Ctrl-C (SIGINT) ends `present`. The
    tree's RSS and process count are sampled after each deck.
-3. Every lab solution in a fresh kernel (workshop.builder.execute.run_many), counting failures
+3. Every lab solution in a fresh kernel (workshop.tools.builder.execute.run_many), counting failures
    and the checks that said correct.
 4. AFTER: the same figures; one line per problem (anything left behind, memory grown past the
    bound), the before/after table on stdout and in build/soak.md; exit 1 on any problem.
@@ -61,9 +61,9 @@ from test_present import (  # noqa: E402
     stop_present,
 )
 
-from workshop import browser, talk  # noqa: E402
-from workshop import notebooks as nbs  # noqa: E402
-from workshop.present import LOGS, call, free_port  # noqa: E402
+from workshop.tools import browser, talk  # noqa: E402
+from workshop.tools import notebooks as nbs  # noqa: E402
+from workshop.tools.present import LOGS, call, free_port  # noqa: E402
 
 ROOT = nbs.ROOT
 REPORT = ROOT / "build" / "soak.md"
@@ -548,7 +548,7 @@ class LabRun:
 def check_labs() -> list[LabRun]:
     import nbformat
 
-    from workshop.builder.execute import run_many
+    from workshop.tools.builder.execute import run_many
     labs = nbs.lab_sources()
     out = []
     for path, (result, text) in zip(labs, run_many([(p, None) for p in labs])):

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 
 from workshop import PINNED_JAX
-from workshop import notebooks as nbs
-from workshop.builder import execute
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import execute
 
 
 def _install(venv, *args):

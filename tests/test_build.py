@@ -14,8 +14,8 @@ import nbformat
 import psutil
 import pytest
 
-from workshop import notebooks as nbs
-from workshop.builder import handouts
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import handouts
 
 
 def wk(*args, env=None, timeout=300):
@@ -155,7 +155,8 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_tmp(tmp_path):
     code = ("import resource, signal, sys; from pathlib import Path\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-            "from workshop import notebooks as nbs; from workshop.builder import handouts\n"
+            "from workshop.tools import notebooks as nbs\n"
+            "from workshop.tools.builder import handouts\n"
             "try:\n    handouts.write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
             "except nbs.KitError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
     p = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True,
@@ -289,14 +290,15 @@ def test_chromium_resolves_no_name_off_this_machine(tmp_path):
 
 def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path):
     pkg = handouts.PACKAGE
+    tools = pkg / "tools"
     files = {p.stem: set(handouts.package_files(*handouts.sources_of(p)))
              for p in nbs.all_notebooks()}
     j3 = pkg / "labs" / "j3.py"
     assert {k for k, v in files.items() if j3 in v} == {"J3-own-the-derivative"}
     for stem, deps in files.items():   # what every handout is made with
-        assert {pkg / "builder" / "render.py", pkg / "builder" / "handouts.py",
-                pkg / "notebooks.py", pkg / "__init__.py", pkg / "show.py"} <= deps, stem
-        assert not {pkg / "cli.py", pkg / "drift.py", pkg / "present.py"} & deps, stem
+        assert {tools / "builder" / "render.py", tools / "builder" / "handouts.py",
+                tools / "notebooks.py", pkg / "__init__.py", pkg / "show.py"} <= deps, stem
+        assert not {tools / "cli.py", tools / "drift.py", tools / "present.py"} & deps, stem
     assert pkg / "jitcache.py" in files["03-jit-and-the-cache"]   # only deck 03's cells import it
     # a module a cell imports inside a function, or under IPython syntax, still counts
     nb = tiny(tmp_path / "lazy.ipynb", "def f():\n    from workshop.labs import j4\n",

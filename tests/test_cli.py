@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 from workshop import PINNED_JAX, SetupError
-from workshop import notebooks as nbs
 from workshop.devices import banner
-from workshop.kernel import run_code as run_in_fresh_kernel
+from workshop.tools import notebooks as nbs
+from workshop.tools.kernel import run_code as run_in_fresh_kernel
 
 
 def wk(*args, **kw):
@@ -67,7 +67,7 @@ def test_banner_warns_when_jax_is_not_the_pinned_one():
 def test_doctor_is_green_here(capsys):
     # in this process (its command line is run by the XLA_FLAGS test in test_build.py): the
     # fresh kernel is a real one, the JupyterLab listings are the ones test_env reads
-    from workshop import doctor
+    from workshop.tools import doctor
     assert doctor.main() == 0
     out = capsys.readouterr().out
     assert "all green" in out and "✗" not in out, out
@@ -76,7 +76,7 @@ def test_doctor_is_green_here(capsys):
 
 
 def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
-    from workshop import doctor, env
+    from workshop.tools import doctor, env
     lock = tmp_path / "requirements.lock"
     lock.write_text(env.LOCK.read_text().replace(f"jax=={PINNED_JAX}", "jax==0.9.0"))
     monkeypatch.setattr(env, "LOCK", lock)
@@ -215,11 +215,12 @@ def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
     # a lock saying jaxlib 0.10.2 beside the installed 0.12 jax: what a half-upgraded env is;
     # before, `import jax` refused inside pytest_configure and pytest printed a 34-line
     # INTERNALERROR. A plugin loaded before conftest points the kit at that lock.
-    from workshop import env
+    from workshop.tools import env
     lock = tmp_path / "requirements.lock"
     lock.write_text(env.LOCK.read_text().replace(f"jaxlib=={PINNED_JAX}", "jaxlib==0.10.2"))
     (tmp_path / "otherlock.py").write_text(
-        f"from pathlib import Path\nimport workshop.env\nworkshop.env.LOCK = Path({str(lock)!r})\n")
+        f"from pathlib import Path\nimport workshop.tools.env\n"
+        f"workshop.tools.env.LOCK = Path({str(lock)!r})\n")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "otherlock", "-p",
                         "no:cacheprovider",
                         "tests/test_env.py::test_pinned_jax_is_the_one_running"],
@@ -232,7 +233,7 @@ def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
 
 
 def test_doctor_shows_a_kernel_traceback_as_its_last_line():
-    from workshop import doctor
+    from workshop.tools import doctor
     out = run_in_fresh_kernel("import jax_no_such_module")
     assert "Traceback" in out or "---" in out   # the kernel's own multi-line traceback
     assert doctor.last_line(out) == "ModuleNotFoundError: No module named 'jax_no_such_module'"

@@ -11,8 +11,8 @@ import sys
 import nbformat
 import pytest
 
-from workshop import compose, talk
-from workshop import notebooks as nbs
+from workshop.tools import compose, talk
+from workshop.tools import notebooks as nbs
 
 
 def _first_code_section(deck: str):
@@ -109,7 +109,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
 def test_the_composed_deck_runs(composed, tmp_path):
     # what `scripts/build OUT.ipynb` does, without printing: every cell in a fresh kernel
     out, _, _ = composed
-    from workshop.builder import execute
+    from workshop.tools.builder import execute
     [(result, text)] = execute.run_many([(out, None)])
     assert result.ok, str(result.failure)
     ran = nbformat.reads(text, as_version=4)

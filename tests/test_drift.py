@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from conftest import JOBS
 
-from workshop import drift
-from workshop import notebooks as nbs
+from workshop.tools import drift
+from workshop.tools import notebooks as nbs
 
 
 def wk(*args):

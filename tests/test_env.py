@@ -5,8 +5,9 @@ import re
 
 import jax
 
-from workshop import PINNED_JAX, env
-from workshop.notebooks import ROOT
+from workshop import PINNED_JAX
+from workshop.tools import env
+from workshop.tools.notebooks import ROOT
 
 IN = ROOT / "environment" / "requirements.in"
 
@@ -43,7 +44,7 @@ def test_pinned_jax_is_the_one_running():
 def test_jupyterlab_marks_no_extension_incompatible_and_rise_is_enabled():
     # what `jupyter labextension list` prints, from its own function in this process (the
     # command took 20 s at load); the doctor reads the same listing
-    from workshop import doctor
+    from workshop.tools import doctor
     text = doctor.lab_extensions()
     assert "JupyterLab v" in text, text
     assert "jupyterlab-rise" in text and "mathjax3" not in text

@@ -10,9 +10,10 @@ import pytest
 from conftest import pdf_pages
 from pypdf import PdfReader
 
-from workshop import PINNED_JAX, browser, talk
-from workshop import notebooks as nbs
-from workshop.builder import handouts, render
+from workshop import PINNED_JAX
+from workshop.tools import browser, talk
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import handouts, render
 
 SOURCES = nbs.all_notebooks()
 

@@ -15,8 +15,8 @@ from test_labs import (
 )
 from wrong_answers import W
 
-from workshop import notebooks as nbs
 from workshop.labs import Verdict
+from workshop.tools import notebooks as nbs
 
 
 @pytest.mark.parametrize("lab", LABS)

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from test_labs import CHECK_CALL, LABS, _tasks
 
-from workshop import notebooks as nbs
+from workshop.tools import notebooks as nbs
 
 
 @pytest.mark.parametrize("source", nbs.lab_sources(), ids=lambda p: p.stem.split("-")[0])

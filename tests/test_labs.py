@@ -11,9 +11,10 @@ import nbformat
 import numpy as np
 import pytest
 
-from workshop import labgen, labs
-from workshop import notebooks as nbs
+from workshop import labs
 from workshop.labs import j1
+from workshop.tools import labgen
+from workshop.tools import notebooks as nbs
 
 
 def _module(package: str, lab: str):

@@ -1,5 +1,7 @@
 """What a maintainer expects around the kit: its licences, complete package metadata, a version
-with a changelog entry, every import declared, and pre-commit hooks that pass."""
+with a changelog entry, every import declared, the package's two layers (the runtime a kernel
+imports, the tools a maintainer runs) as docs/maintaining.md maps them, and pre-commit hooks
+that pass."""
 from __future__ import annotations
 
 import ast
@@ -14,8 +16,8 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from workshop import env
-from workshop import notebooks as nbs
+from workshop.tools import env
+from workshop.tools import notebooks as nbs
 
 ROOT = nbs.ROOT
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -109,6 +111,128 @@ def test_the_runtime_is_only_what_a_kernel_needs():
     # the browser, the PDF tools and the server are the build's
     runtime = _declared()
     assert not runtime & {"playwright", "pypdf", "psutil", "jupyterlab", "nbconvert", "pytest"}
+
+
+PACKAGE = ROOT / "workshop"
+TOOLS = PACKAGE / "tools"
+# what only the tools use: a kernel that imported the runtime has none of them
+TOOLS_ONLY = {"nbformat", "nbclient", "nbconvert", "jupyter_server", "jupyterlab",
+              "jupyterlab_rise", "playwright", "pypdf", "psutil"}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(source: str, module: str, package: bool) -> set[str]:
+    """Every module name the source imports, anywhere in it (a function's lazy import too),
+    relative imports made absolute; `from X import a` counts X and X.a."""
+    here = module if package else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = here.split(".")[: len(here.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([node.module] if node.module else []))
+            out |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+def _runtime_files() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if TOOLS not in p.parents]
+
+
+def test_the_runtime_never_imports_the_tools():
+    # the checker itself: each way a runtime module could reach the tools is seen
+    for src in ("from .tools import cli", "from . import tools", "import workshop.tools.env",
+                "def f():\n    from .tools.builder import execute"):
+        assert any(m.startswith("workshop.tools") for m in _imports(src, "workshop.show", False))
+    assert any(m.startswith("workshop.tools")
+               for m in _imports("from ..tools import env", "workshop.labs.j1", False))
+    reach = {nbs.short(p): sorted(m for m in _imports(p.read_text(encoding="utf-8"), _module(p),
+                                                        p.name == "__init__.py")
+                                  if m == "workshop.tools" or m.startswith("workshop.tools."))
+             for p in _runtime_files() if p.name != "__main__.py"}   # (the command's door)
+    assert {k: v for k, v in reach.items() if v} == {}
+
+
+def test_no_deck_or_lab_cell_imports_the_tools():
+    # an attendee's kernel has the runtime alone (`pip install -e .`): a cell that reached for
+    # the tools (their nbformat, their paths) would fail there
+    reach = {}
+    for nb in nbs.all_notebooks() + sorted((ROOT / "exercises").glob("*.ipynb")):
+        for i, cell in enumerate(nbs.read(nb).cells):
+            if cell.cell_type != "code":
+                continue
+            code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln
+                             for ln in cell.source.splitlines())
+            got = {m for m in _imports(code, "__main__", False) if m.startswith("workshop.tools")}
+            got |= {"workshop.tools"} if re.search(r"from workshop import [^\n]*\btools\b",
+                                                   code) else set()
+            if got:
+                reach[f"{nbs.short(nb)} cell {i}"] = sorted(got)
+    assert reach == {}
+
+
+def test_a_kernel_of_the_runtime_loads_none_of_the_tools():
+    code = ("import workshop; workshop.setup()\n"
+            "import workshop.phasemap, workshop.jitcache\n"
+            "from workshop.labs import j1, j2, j3, j4, l2, l5\n"
+            "import sys; print(' '.join(sorted(sys.modules)))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    loaded = set(p.stdout.split())
+    assert "workshop.labs.l5" in loaded and "jax" in loaded
+    assert sorted(m for m in loaded if m.startswith("workshop.tools")) == []
+    assert sorted({m.split(".")[0] for m in loaded} & TOOLS_ONLY) == []
+
+
+def test_the_runtime_imports_only_its_declared_dependencies():
+    runtime = _third_party_imports(_runtime_files())
+    assert set(runtime) <= _declared(), \
+        {d: sorted(f)[:3] for d, f in runtime.items() if d not in _declared()}
+    # and each declared one is used: ipykernel makes the venv a kernel, and rich is what
+    # jax.debug.visualize_array_sharding draws with (J4, deck 06); neither is imported by name
+    assert _declared() - set(runtime) == {"ipykernel", "rich"}
+    assert not _declared() & {env.canon(n) for n in TOOLS_ONLY}
+
+
+def _mapped() -> dict[str, list[str]]:
+    """docs/maintaining.md's package map: {layer: [file, ...]} from its two tables (a bare
+    `name.py` after a path is in that path's folder)."""
+    text = (ROOT / "docs" / "maintaining.md").read_text(encoding="utf-8")
+    section = text[text.index("### The package map"):text.index("## The notebook rules")]
+    layers, layer = {}, None
+    for line in section.splitlines():
+        if line.startswith("**The runtime**"):
+            layer = layers.setdefault("runtime", [])
+        elif line.startswith("**The tools**"):
+            layer = layers.setdefault("tools", [])
+        elif line.startswith("| `") and layer is not None:
+            folder = ""
+            for name in re.findall(r"`([^`]+\.py)`", line.split("|")[1]):
+                name = name if "/" in name else f"{folder}/{name}"
+                folder = name.rpartition("/")[0]
+                layer.append(name)
+    return layers
+
+
+def test_the_package_map_in_maintaining_lists_every_module_in_its_layer():
+    layers = _mapped()
+    listed = layers["runtime"] + layers["tools"]
+    assert len(listed) == len(set(listed)), "a module is listed twice"
+    want = {nbs.short(p) for p in PACKAGE.rglob("*.py")
+            if not (p.name == "__init__.py" and ast.get_docstring(ast.parse(p.read_text()))
+                    and len(ast.parse(p.read_text()).body) == 1)}
+    assert set(listed) == want, (f"missing from the map: {sorted(want - set(listed))}; "
+                                 f"no such module: {sorted(set(listed) - want)}")
+    assert all(not f.startswith("workshop/tools/") for f in layers["runtime"])
+    assert all(f.startswith("workshop/tools/") for f in layers["tools"])
 
 
 def _hooks():

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from conftest import JOBS, job_id
 
-from workshop import notebooks as nbs
-from workshop.builder import execute
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import execute
 
 
 @pytest.mark.parametrize("job", JOBS, ids=[job_id(j) for j in JOBS])
@@ -95,7 +95,7 @@ def test_only_sections_the_whole_run_repeats_are_left_out():
 def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path, code, says):
     import time
 
-    from workshop import drift
+    from workshop.tools import drift
     monkeypatch.setattr(execute, "CELL_TIMEOUT", 3)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("## A slide"), nbformat.v4.new_code_cell("1"),

@@ -21,9 +21,9 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from workshop import browser
-from workshop import notebooks as nbs
-from workshop.present import call, free_port, session_for
+from workshop.tools import browser
+from workshop.tools import notebooks as nbs
+from workshop.tools.present import call, free_port, session_for
 
 SHOTS = nbs.ROOT / "build" / "screenshots"
 # The sizes a deck is looked at (a laptop, a small projector, a full-HD projector): the slide is
@@ -490,7 +490,7 @@ def _notes_of_slide(nb, k: int) -> list[str]:
 
 
 def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenting):
-    # T opens Reveal's notes window. Before workshop.speaker_notes it showed each note twice
+    # T opens Reveal's notes window. Before workshop.tools.speaker_notes it showed each note twice
     # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
     # first slide, sent the slideshow back to slide 1
     nb = nbs.read(nbs.DECKS / "01-run-it-first.ipynb")
@@ -552,7 +552,7 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     # the log, the settings, the redirect page's folder and Jupyter's runtime file (it holds
     # the token) are readable by the presenter only; another local user reads none of them and
     # the server refuses that user without the token
-    from workshop.present import LOGS
+    from workshop.tools.present import LOGS
     port = presenting["port"]
     log = LOGS / f"{port}.log"
     assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
@@ -700,7 +700,7 @@ def test_a_port_out_of_range_is_one_line():
 def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
     import stat
 
-    from workshop.present import Server
+    from workshop.tools.present import Server
     server = Server.__new__(Server)             # only its log path is needed here
     server.log = tmp_path / "1234.log"
     url = presenting["url"]

@@ -9,7 +9,7 @@ import pytest
 from test_present import chromium, executed_decks, presenting  # noqa: F401 (fixtures)
 from test_present import test_deck_opens_in_rise_and_every_slide_fits as _fits
 
-from workshop import notebooks as nbs
+from workshop.tools import notebooks as nbs
 
 HERE = ("02", "04")
 

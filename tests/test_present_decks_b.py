@@ -6,7 +6,7 @@ from test_present import chromium, executed_decks, presenting  # noqa: F401 (fix
 from test_present import test_deck_opens_in_rise_and_every_slide_fits as _fits
 from test_present_decks_a import half
 
-from workshop import notebooks as nbs
+from workshop.tools import notebooks as nbs
 
 
 @pytest.mark.browser

@@ -12,9 +12,9 @@ import time
 import pytest
 from test_present import NEXT_JS, chromium, stop_present  # noqa: F401  (chromium: a fixture)
 
-from workshop import notebooks as nbs
-from workshop import rehearse
-from workshop.present import free_port
+from workshop.tools import notebooks as nbs
+from workshop.tools import rehearse
+from workshop.tools.present import free_port
 
 DECK = nbs.DECKS / "01-run-it-first.ipynb"
 NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number');"
@@ -163,5 +163,5 @@ def test_the_report_sums_slides_into_sections_and_names_the_longest():
     assert f"| {plan[4].number} | {plan[4].title} | {plan[4].section} | " \
            f"{plan[4].seconds / 60:.1f} | not shown |" in text
     # the shares of the slides add up to the talk path's estimate
-    from workshop import talk
+    from workshop.tools import talk
     assert abs(sum(s.seconds for s in plan if not s.appendix) - talk.talk_minutes(nb) * 60) < 1

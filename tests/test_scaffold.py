@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from workshop import notebooks as nbs
-from workshop.builder import execute
+from workshop.tools import notebooks as nbs
+from workshop.tools.builder import execute
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_a_new_deck_passes_the_structure_tests_and_runs(scratch, tmp_path):
                        env={**os.environ, "PYTHONPATH": str(scratch)})
     assert t.returncode == 0 and " passed" in t.stdout, t.stdout[-2000:]
     assert "07-shapes" in subprocess.run(  # the tests did see the new deck
-        [sys.executable, "-c", "from workshop import notebooks as n; print(n.decks())"],
+        [sys.executable, "-c", "from workshop.tools import notebooks as n; print(n.decks())"],
         cwd=scratch, text=True, capture_output=True,
         env={**os.environ, "PYTHONPATH": str(scratch)}).stdout
     nb = nbs.read(deck)

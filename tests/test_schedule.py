@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from workshop import notebooks as nbs
-from workshop import schedule, talk
-from workshop.builder import handouts
+from workshop.tools import notebooks as nbs
+from workshop.tools import schedule, talk
+from workshop.tools.builder import handouts
 
 
 def _rows(text: str) -> dict[str, int]:

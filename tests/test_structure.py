@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workshop import notebooks as nbs
-from workshop import talk
+from workshop.tools import notebooks as nbs
+from workshop.tools import talk
 
 DECKS = nbs.decks()
 ALL = nbs.all_notebooks() + sorted(nbs.EXERCISES.glob("*.ipynb"))
@@ -150,7 +150,7 @@ def test_readme_table_matches_the_notebooks_metadata():
         assert row in readme, f"README row for {deck.name} should be: {row}"
 
 
-# A deck is a talk first (workshop/talk.py): its talk path fits its minutes by the kit's
+# A deck is a talk first (workshop/tools/talk.py): its talk path fits its minutes by the kit's
 # estimate, the depth is in an appendix after the closing slide, the plan on the title slide's
 # notes is current, and each note starts with the sentence to say.
 @pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)

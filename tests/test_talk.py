@@ -1,4 +1,4 @@
-"""The talk path, the appendix and the talk-time estimate (workshop/talk.py), and what of the
+"""The talk path, the appendix and the talk-time estimate (workshop/tools/talk.py), and what of the
 notes the attendee's reading handout leaves out."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import copy
 import nbformat
 import pytest
 
-from workshop import notebooks as nbs
-from workshop import talk
-from workshop.builder import render
+from workshop.tools import notebooks as nbs
+from workshop.tools import talk
+from workshop.tools.builder import render
 
 
 def _md(text, kind, **meta):
@@ -128,7 +128,7 @@ def test_the_slides_pdf_is_the_talk():
 
 
 def test_the_report_shows_the_talk_time_per_deck_and_section():
-    from workshop.builder import report
+    from workshop.tools.builder import report
     deck = nbs.select(["01"])[0]
     text = report.talk_time([deck])
     nb = nbs.read(deck)
@@ -141,8 +141,8 @@ def test_the_report_shows_the_talk_time_per_deck_and_section():
 
 
 def test_the_report_lists_talk_cells_over_the_stage_budget_only(tmp_path):
-    from workshop.builder import report
-    from workshop.builder.execute import Result
+    from workshop.tools.builder import report
+    from workshop.tools.builder.execute import Result
     nb = _deck()
     path = tmp_path / "01-t.ipynb"
     nbformat.write(nb, path)
@@ -158,7 +158,7 @@ def test_the_report_lists_talk_cells_over_the_stage_budget_only(tmp_path):
 
 
 def test_the_report_takes_a_copy_that_states_no_minutes(tmp_path):
-    from workshop.builder import report
+    from workshop.tools.builder import report
     nb = _deck()
     del nb.metadata["workshop"]["minutes"]
     path = tmp_path / "talk.ipynb"

@@ -3,8 +3,8 @@ of sections of several decks.
 
 It writes a deck: a generated title slide (the title, the sum of the sections' estimated
 minutes, each section's objective: the bold sentence its first note opens with), the setup cell,
-the presenter's plan (`workshop.talk.with_plan`), the chosen sections in order (copied whole; an
-appendix section becomes talk), a closing `## Key points` slide naming where each section came
+the presenter's plan (`talk.with_plan`), the chosen sections in order (copied whole; an appendix
+section becomes talk), a closing `## Key points` slide naming where each section came
 from, every cell with a fresh id; `rise.css` and the stylesheet RISE asks for beside it. Then it
 prints the talk-time estimate and lists every markdown or notes cell that refers to a deck, a
 lab, a phase or a slide outside the talk, for the speaker to fix. The composed deck runs,

@@ -2,7 +2,7 @@
 and lab slots, from each notebook's own metadata.
 
 A deck takes its stated minutes (`metadata.workshop.minutes`), not its talk-path estimate
-(`workshop.talk.talk_minutes`): the estimate is held under the stated minutes by the structure
+(`workshop.tools.talk.talk_minutes`): the estimate is held under the stated minutes by the structure
 tests, the gap is the room's questions and a restart, and the estimate moves with every edit of a
 note while a printed schedule should not. A lab takes its own metadata minutes and follows its
 deck. Phases are kept whole (deck, then its lab) and split over the days in order, half each;

@@ -14,7 +14,7 @@ audience to slide 1 (measured). The slides window leads; the notes window follow
 
 Pacing: jupyterlab-rise forwards only 11 config keys to Reveal, so the script turns reveal.js's
 own pacing on itself: each slide's planned seconds (its share of the kit's talk-time estimate,
-`workshop.rehearse.page_plan`) as its `data-timing`, and `totalTime` (the talk path) through
+`workshop.tools.rehearse.page_plan`) as its `data-timing`, and `totalTime` (the talk path) through
 Reveal's postMessage API (`configure`); the notes window then shows PACING, the time left to the
 end of the present slide against the plan, blue ahead, green on track, red behind. A plan line
 at the top of each slide's notes gives the slide's planned time, where the talk should be at its
@@ -147,7 +147,7 @@ def page_plan_for(root: str | None, rel: str | None) -> dict | None:
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "workshop.speaker_notes"}]
+    return [{"module": "workshop.tools.speaker_notes"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

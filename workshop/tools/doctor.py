@@ -5,8 +5,8 @@ import functools
 import re
 import sys
 
+from ..devices import N_DEVICES, PINNED_JAX, xla_flags_problem
 from . import browser, env
-from .devices import N_DEVICES, PINNED_JAX, xla_flags_problem
 from .kernel import run_code
 
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
@@ -47,7 +47,7 @@ def _listing(fill) -> str:
     import logging
     import warnings
     buf = io.StringIO()
-    log = logging.Logger("workshop.doctor.listing", logging.INFO)
+    log = logging.Logger("workshop.tools.doctor.listing", logging.INFO)
     log.addHandler(logging.StreamHandler(buf))
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf), \
             warnings.catch_warnings():   # some print; traitlets warns about its own API

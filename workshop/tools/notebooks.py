@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import nbformat
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DECKS = ROOT / "decks"
 EXERCISES = ROOT / "exercises"
 SOLUTIONS = EXERCISES / "solutions"

@@ -39,7 +39,7 @@ class Overflow(Exception):
 
 # how a PDF is made from an executed notebook: every handout depends on these (and on what
 # they import); a notebook depends besides on the kit modules its own cells import
-PRINTING = [PACKAGE / "builder" / "render.py", PACKAGE / "builder" / "handouts.py"]
+PRINTING = [PACKAGE / "tools" / "builder" / f for f in ("render.py", "handouts.py")]
 
 
 def _module_file(name: str) -> Path | None:

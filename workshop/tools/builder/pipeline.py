@@ -61,8 +61,8 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     """Execute every deck and lab solution named (all if none) and print their handouts."""
     import signal
 
+    from ...devices import xla_flags_problem
     from .. import browser, env
-    from ..devices import xla_flags_problem
 
     def ended(signum, frame):   # a kill or the terminal closed: end every process as Ctrl-C does
         raise KeyboardInterrupt

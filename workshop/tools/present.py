@@ -6,7 +6,7 @@ kernel is started before the browser opens. Autosave is off for this server (its
 folder), so running cells never rewrites the committed deck. Ctrl-C, SIGTERM and SIGHUP (the
 terminal closed) all stop the server and its kernels. Each server has its own log.
 `--rehearse` records when each slide is shown and, when the server stops, writes the rehearsal
-report (`workshop.rehearse`): planned against actual minutes, per slide and per section.
+report (`workshop.tools.rehearse`): planned against actual minutes, per slide and per section.
 """
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ class Server:
                # not into decks/.ipynb_checkpoints/ beside the committed decks
                f"--FileCheckpoints.checkpoint_dir={self.runtime / 'checkpoints'}",
                f"--RiseApp.labextensions_path={extensions}",
-               "--ServerApp.jpserver_extensions=workshop.speaker_notes=True",
+               "--ServerApp.jpserver_extensions=workshop.tools.speaker_notes=True",
                # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
                # which a stopped server left behind, spinning): a slideshow needs none
                "--ServerApp.jpserver_extensions=jupyter_lsp=False",

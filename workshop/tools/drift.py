@@ -229,7 +229,7 @@ def _blocks(lock: str) -> list[str]:
 
 def _differs(py: Path) -> list[str]:
     """What the side env has that the lock does not say (pip may move jax's dependencies)."""
-    code = ("import json; from workshop import env; print(json.dumps(env.mismatches()))")
+    code = ("import json; from workshop.tools import env; print(json.dumps(env.mismatches()))")
     p = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(nbs.ROOT)})
     try:
@@ -284,7 +284,7 @@ def main(version: str | None, python: str | None, names: list[str],
         [str(nbs.ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
     print(f"drift: running {len(paths)} notebook(s) to the end with {py}", file=sys.stderr)
     try:
-        p = subprocess.run([str(py), "-m", "workshop.drift", str(tmp), *map(str, paths)],
+        p = subprocess.run([str(py), "-m", "workshop.tools.drift", str(tmp), *map(str, paths)],
                            env=env, cwd=nbs.ROOT)
         if p.returncode != 0 or not tmp.exists():
             raise nbs.KitError(f"the run in {py} failed (exit {p.returncode})")

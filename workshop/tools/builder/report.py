@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from . import handouts
 from .execute import Result
 
 CELL_BUDGET = 2.0    # seconds, on the 2-core machine, unless the cell is tagged `slow`
@@ -51,7 +52,7 @@ def shrunk(results: list[Result]) -> list[str]:
 
 
 def talk_time(decks: list) -> str:
-    """Each deck's talk path against its minutes by the kit's estimate (workshop.talk), then a
+    """Each deck's talk path against its minutes by the kit's estimate (workshop.tools.talk), then a
     table per deck a presenter can plan with: each talk section, its minutes and when it starts."""
     from .. import notebooks as nbs
     from .. import talk
@@ -125,11 +126,7 @@ def write(results: list[Result], notes: list[str], folder, decks: list = ()) -> 
                  "section's setup, precompute, or move it to the appendix):\n"
                  + "\n".join(f"- {n}" for n in stage))
     text += talk_time(list(decks))
-    _atomic(folder / "report.md", text + "\n")
-    _atomic(folder / "report.json", json.dumps([asdict(r) for r in results], indent=1) + "\n")
+    handouts.write_atomic(folder / "report.md", (text + "\n").encode())
+    handouts.write_atomic(folder / "report.json",
+                          (json.dumps([asdict(r) for r in results], indent=1) + "\n").encode())
     return text
-
-
-def _atomic(path, text: str) -> None:
-    from .. import notebooks as nbs
-    nbs.replace_file(path, text)
