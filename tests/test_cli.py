@@ -75,6 +75,16 @@ def test_doctor_is_green_here(capsys):
     assert "✓ RISE: jupyterlab-rise enabled (lab and server extension)" in out
 
 
+def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():
+    # an old console or PYTHONIOENCODING=ascii: the marks become ok/XX, and any other character
+    # the tools print that the terminal cannot show becomes ?, never a UnicodeEncodeError
+    p = wk("doctor", env=dict(os.environ, PYTHONIOENCODING="ascii"))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stdout.isascii() and "doctor: all green" in p.stdout, p.stdout
+    assert "  ok RISE: jupyterlab-rise enabled (lab and server extension)" in p.stdout
+    assert f"  ok fresh kernel: JAX {PINNED_JAX} ? 8 CPU devices" in p.stdout
+
+
 def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
     from workshop.tools import doctor, env
     lock = tmp_path / "requirements.lock"

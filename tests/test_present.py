@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
@@ -124,12 +125,15 @@ def chromium():
         b.close()
 
 
-def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=False):
+def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=False,
+                  prefix: list[str] | None = None):
     """`present DECK` on `port` (env: changes to this environment, None unsets; sigint_ignored:
-    started as a non-interactive shell's `cmd &` starts it, with SIGINT ignored)."""
+    started as a non-interactive shell's `cmd &` starts it, with SIGINT ignored; prefix: a
+    command that runs it, e.g. READ_ONLY)."""
     cmd = [sys.executable, "-m", "workshop", "present", deck, "--no-browser", "--port", str(port)]
     if sigint_ignored:   # the shell ignores it and exec keeps it ignored
         cmd = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *cmd]
+    cmd = (prefix or []) + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, cwd=nbs.ROOT,
                          env={k: v for k, v in {**os.environ, **(env or {})}.items()
@@ -710,3 +714,87 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting,
     page = tmp_path / "1234.open.html"
     assert stat.S_IMODE(page.stat().st_mode) == 0o600
     assert f"url={url}" in page.read_text().replace("&amp;", "&")
+
+
+@pytest.mark.parametrize("case", ["outside the kit", "a link out of the kit",
+                                  "a cell without a slide type", "XLA_FLAGS that abort XLA"])
+def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
+    deck = nbs.DECKS / "01-run-it-first.ipynb"
+    arg, env, want = str(deck), dict(os.environ), None
+    if case == "outside the kit":
+        arg = str(shutil.copy(deck, tmp_path / deck.name))
+        want = f"{arg} is outside the kit's folder, {nbs.ROOT}, which is all that present serves"
+    elif case == "a link out of the kit":
+        out = shutil.copy(deck, tmp_path / deck.name)
+        link = nbs.ROOT / "build" / f"link-{os.getpid()}.ipynb"
+        link.unlink(missing_ok=True)
+        link.symlink_to(out)
+        arg, want = str(link), f"{out} is outside the kit's folder"
+    elif case == "a cell without a slide type":   # a copy inside the kit, one notes cell bare
+        nb = json.loads(deck.read_text())
+        k = next(i for i, c in enumerate(nb["cells"])
+                 if c["metadata"].get("slideshow", {}).get("slide_type") == "notes")
+        del nb["cells"][k]["metadata"]["slideshow"]
+        bare = nbs.ROOT / "build" / f"bare-{os.getpid()}.ipynb"
+        bare.write_text(json.dumps(nb))
+        arg = str(bare)
+        want = (f"{nbs.short(bare)}: cell {k} has no slide type (set metadata.slideshow."
+                "slide_type to one of -, fragment, notes, skip, slide, subslide): it would show "
+                "on the slide")
+    else:
+        env["XLA_FLAGS"] = "--xla_no_such_flag=1"
+        arg = "01"
+        want = ("XLA_FLAGS='--xla_no_such_flag=1' stops JAX from starting (Unknown flag in "
+                "XLA_FLAGS: --xla_no_such_flag=1): unset XLA_FLAGS")
+    try:
+        p = subprocess.run([sys.executable, "-m", "workshop", "present", arg, "--no-browser"],
+                           capture_output=True, text=True, cwd=nbs.ROOT, env=env, timeout=120)
+    finally:
+        for made in nbs.ROOT.joinpath("build").glob(f"*-{os.getpid()}.ipynb"):
+            made.unlink()
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("workshop present: ")
+    assert want in p.stderr, p.stderr
+    assert "RISE at" not in p.stdout   # no server was started
+
+
+# a read-only checkout: the command runs in a mount namespace of its own where the kit's folder
+# is a read-only bind of itself (root, as CI and these machines run; the rest of the machine,
+# and every other test, still see it writable)
+READ_ONLY = ["unshare", "-m", "sh", "-c",
+             'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
+             str(nbs.ROOT)]
+
+
+def _read_only_works() -> bool:
+    try:
+        p = subprocess.run(READ_ONLY + ["sh", "-c", f"! touch {nbs.ROOT}/build/.ro-probe"],
+                           capture_output=True, timeout=30)
+    except OSError:
+        return False
+    return p.returncode == 0
+
+
+def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
+    if not _read_only_works():
+        pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    port = free_port()
+    proc, url = start_present("01", port, prefix=READ_ONLY)
+    try:
+        page = urllib.request.urlopen(url, timeout=60)   # the RISE page, from the served deck
+        assert page.status == 200
+        assert "rise" in page.read().decode().lower()
+    finally:
+        assert stop_present(proc) == 0
+    out = proc.stdout.read()
+    assert not port_open(port)
+    build = subprocess.run(READ_ONLY + [sys.executable, "-m", "workshop", "build", "--no-pdf",
+                                        "01"], capture_output=True, text=True, cwd=nbs.ROOT,
+                           timeout=120)
+    assert build.returncode == 2 and build.stderr.count("\n") == 1, build.stderr
+    assert build.stderr.startswith("workshop build: cannot write build/.build.lock: Read-only "
+                                   "file system"), build.stderr
+    # present said where its log went, and took that folder away when it stopped
+    scratch = re.findall(r"are in (\S+) until it stops", out) or re.findall(
+        r"(/\S+workshop-present-\w+)/\d+\.log", out)
+    assert scratch and not os.path.exists(scratch[0]), out

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
+from pathlib import Path
 
 from . import notebooks as nbs
+
+# what an OSError means when the kit cannot write where it must: one line, not a traceback
+UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
 
 
 def cmd_build(args) -> int:
@@ -148,11 +153,24 @@ def main(argv: list[str] | None = None) -> int:
     nl.add_argument("--deck", required=True, help="the deck it follows, e.g. 04-transforms")
     nl.add_argument("--minutes", type=int, default=30)
     nl.set_defaults(fn=cmd_new)
+    for stream in (sys.stdout, sys.stderr):   # a terminal that cannot show “ ” · ✓ gets ?
+        try:                                    # in their place, never a UnicodeEncodeError
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
     args = ap.parse_args(argv)
     try:
         return args.fn(args)
     except nbs.KitError as e:
         print(f"{ap.prog} {args.cmd}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:   # a read-only checkout, a full disk, a folder of another user's
+        if e.errno not in UNWRITABLE:
+            raise
+        where = nbs.short(Path(e.filename)) if e.filename else "a file it needs"
+        print(f"{ap.prog} {args.cmd}: cannot write {where}: {e.strerror} (the kit writes "
+              "build/ and handouts/ in its checkout: make it writable, or work in a copy)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{ap.prog} {args.cmd}: interrupted", file=sys.stderr)

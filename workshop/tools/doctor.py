@@ -14,15 +14,26 @@ KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel"
 SETUP_FIX = "run scripts/setup --force (remakes .venv from the lock)"
 
 
+def _marks() -> tuple[str, str]:
+    """✓ and ✗, or ASCII where the terminal cannot show them (PYTHONIOENCODING=ascii, an old
+    console): a doctor that crashed on its own first mark would tell nobody anything."""
+    try:
+        "✓✗".encode(sys.stdout.encoding or "ascii")
+        return "✓", "✗"
+    except (UnicodeEncodeError, LookupError):
+        return "ok", "XX"
+
+
 class Report:
     def __init__(self):
         self.failed = False
+        self.good, self.wrong = _marks()
 
     def ok(self, what, detail):
-        print(f"  ✓ {what}: {detail}")
+        print(f"  {self.good} {what}: {detail}")
 
     def bad(self, what, detail, fix, required=True):
-        mark = "✗" if required else "!"
+        mark = self.wrong if required else "!"
         print(f"  {mark} {what}: {detail}{'' if required else ' (optional)'}\n      fix: {fix}")
         self.failed |= required
 
@@ -131,5 +142,6 @@ def main() -> int:
         r.ok("browser for PDFs", exe)
     else:
         r.bad("browser for PDFs", "no Chromium or Chrome found", browser.INSTALL, required=False)
-    print("doctor: " + ("something required is wrong (✗ above)" if r.failed else "all green"))
+    print("doctor: " + (f"something required is wrong ({r.wrong} above)" if r.failed
+                        else "all green"))
     return 1 if r.failed else 0

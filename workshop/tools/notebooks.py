@@ -188,6 +188,16 @@ def audience_problems(nb) -> list[str]:
     return out
 
 
+def check_inputs(paths: list[Path]) -> None:
+    """A corrupt notebook, or one that would show the audience author material, is named (the
+    build and present refuse it)."""
+    for p in paths:
+        problems = audience_problems(read(p))
+        if problems:
+            raise KitError(f"{short(p)}: {problems[0]}"
+                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+
+
 def title_at(nb, index: int) -> str:
     """The title of the slide holding cell `index`: the nearest heading at or above it."""
     for cell in reversed(nb.cells[: index + 1]):

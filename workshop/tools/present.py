@@ -102,9 +102,21 @@ class Server:
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"
-        self.log = log or LOGS / f"{self.port}.log"     # one log per server
+        self.scratch = None   # a private folder of its own where the checkout is read-only
+        if log is None:
+            try:
+                private_dir(LOGS)
+                prune(LOGS)
+                log = LOGS / f"{self.port}.log"     # one log per server
+            except OSError as e:
+                import tempfile
+                self.scratch = Path(tempfile.mkdtemp(prefix="workshop-present-"))
+                log = self.scratch / f"{self.port}.log"
+                print(f"present: {nbs.short(LOGS)}/ cannot be written ({e.strerror}): this "
+                      f"server's log and settings are in {self.scratch} until it stops",
+                      flush=True)
+        self.log = log
         private_dir(self.log.parent)
-        prune(self.log.parent)
         # the log, the settings and the redirect page are the presenter's alone (another user
         # on this machine reads none of them); Jupyter's own runtime files are 0600 too
         self._log = os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
@@ -214,6 +226,8 @@ class Server:
         self.log.with_suffix(".open.html").unlink(missing_ok=True)
         for made in (".settings", ".labextensions", ".runtime"):   # the log stays
             shutil.rmtree(self.log.with_suffix(made), ignore_errors=True)
+        if self.scratch is not None:   # (but not in a temporary folder)
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def private_dir(folder: Path) -> Path:
@@ -247,7 +261,15 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         print(list_decks())
         return 0
     path = nbs.select([deck], among=nbs.decks(), what="deck")[0]
-    nbs.read(path)
+    if not path.is_relative_to(nbs.ROOT):   # (a path, or a link, that leads out of the kit)
+        raise nbs.KitError(f"{path} is outside the kit's folder, {nbs.ROOT}, which is all that "
+                           "present serves: copy the deck into decks/ (or `python -m workshop "
+                           "compose` a talk there)")
+    from ..devices import xla_flags_problem
+    nbs.check_inputs([path])      # what the build refuses (a cell that would show notes on the
+    flags = xla_flags_problem()   # slide) is refused here too, and XLA_FLAGS that would kill
+    if flags:                     # the kernel in the setup cell
+        raise nbs.KitError(flags)
     rel = path.relative_to(nbs.ROOT).as_posix()
     t0 = time.monotonic()
     from . import rehearse as rh

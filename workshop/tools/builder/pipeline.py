@@ -47,16 +47,6 @@ def one_build_at_a_time(what: str):
             f.truncate()
 
 
-def check_inputs(paths: list[Path]) -> None:
-    """A corrupt notebook, or one that would show the audience author material, is named."""
-    for p in paths:
-        problems = nbs.audience_problems(nbs.read(p))
-        if problems:
-            raise nbs.KitError(f"{nbs.short(p)}: {problems[0]}"
-                               + (f" (and {len(problems) - 1} more)" if len(problems) > 1
-                                  else ""))
-
-
 def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     """Execute every deck and lab solution named (all if none) and print their handouts."""
     import signal
@@ -76,7 +66,7 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
         print("  fix: scripts/setup --force")
         return 1
     paths = nbs.select(names)
-    check_inputs(paths)
+    nbs.check_inputs(paths)
     flags = xla_flags_problem()
     if flags:
         raise nbs.KitError(flags)
