@@ -57,13 +57,18 @@ def gone(procs, within: float) -> list[int]:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
-                         ids=["Ctrl-C", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+                         ids=["Ctrl-C", "SIGTERM", "terminal-closed", "SIGKILL"])
 def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
+    # Ctrl-C and a closed terminal signal the whole foreground group (the build, its workers,
+    # multiprocessing's resource tracker), as a terminal does; SIGTERM and SIGKILL the build
     nb = tiny(tmp_path / "hang.ipynb", "print('setup')", "import time; time.sleep(600)")
+    tmp = tmp_path / "tmp"   # what the build and its kernels leave in TMPDIR
+    tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf", str(nb)],
                             cwd=nbs.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, start_new_session=True,
+                            env=dict(os.environ, TMPDIR=str(tmp)))
     me = psutil.Process(proc.pid)
     end = time.monotonic() + 90
     while time.monotonic() < end and not any(
@@ -81,11 +86,17 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
         first_line = second.stdout.readline()
         assert f"waiting for the build of pid {proc.pid} (build --no-pdf {nb})" in first_line, \
             first_line
-    proc.send_signal(sig)
+    if sig in (signal.SIGINT, signal.SIGHUP):
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     if sig != signal.SIGKILL:
-        assert proc.returncode == 130 and "workshop build: interrupted" in err, (out, err)
+        assert proc.returncode == 130 and err.strip() == "workshop build: interrupted", \
+            (out, err)   # one line: no warning or traceback from the workers or the tracker
     assert gone(started, 15) == [], f"processes the build started outlived {sig.name}"
+    if sig != signal.SIGKILL:   # (a SIGKILLed build cleans up nothing; its workers end the
+        assert sorted(p.name for p in tmp.iterdir()) == []   # kernels when they see it gone)
     if second is not None:   # the killed holder's lock went with it: the second build ran
         rest = second.communicate(timeout=120)[0]
         assert second.returncode == 0 and "executing 1 notebook(s)" in rest, rest

@@ -281,6 +281,9 @@ def _worker_init(build_pid: int) -> None:
     when the build was SIGKILLed and had no chance to clean up."""
     import threading
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the terminal closed: SIGHUP goes to the whole group; the build ends the workers as on
+    # Ctrl-C (SIGTERM, which nbclient answers by shutting its kernel down and cleaning up)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     threading.Thread(target=_watch, args=(build_pid,), daemon=True).start()
 
 
@@ -313,6 +316,22 @@ def end_processes(procs, grace: float = 3.0) -> None:
     psutil.wait_procs(alive, timeout=grace)
 
 
+def _tracker_outlives_the_terminal() -> None:
+    """multiprocessing's resource tracker ignores SIGINT and SIGTERM but not SIGHUP: when the
+    terminal closed it died with the group, was started again, and the new one printed a
+    warning and a KeyError traceback for each semaphore it never knew. Started here with
+    SIGHUP ignored (an ignored signal stays ignored across exec), it ends with the build."""
+    import threading
+    from multiprocessing import resource_tracker
+    if threading.current_thread() is not threading.main_thread():
+        return            # (signals are set in the main thread only: the tests' prefetch)
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
 def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **opts):
     """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel.
 
@@ -322,6 +341,7 @@ def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **op
     their own sessions (jupyter_client), so they are found as descendants, not by group.
     """
     ctx = get_context("spawn")
+    _tracker_outlives_the_terminal()
     pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx, initializer=_worker_init,
                                initargs=(os.getpid(),))
     try:
