@@ -138,6 +138,39 @@ def test_an_output_of_50_mb_is_cut_and_fails_the_run_in_seconds(tmp_path, code):
     assert [o.get("text") for o in ran.cells[2].outputs] == ["next\n"]
 
 
+@pytest.mark.parametrize("code, left", [
+    ("import tempfile; folder = tempfile.mkdtemp()", 1),        # deck 03 did, on every run
+    ("import tempfile; f = tempfile.NamedTemporaryFile(delete=False); f.write(b'x'); f.close()",
+     1),
+    ("import atexit, shutil, tempfile; folder = tempfile.mkdtemp()\n"   # its fix: gone when
+     "atexit.register(shutil.rmtree, folder, ignore_errors=True)", 0),   # the kernel ends
+    ("import tempfile\nwith tempfile.TemporaryDirectory() as d: open(f'{d}/x', 'w').close()",
+     0),
+])
+def test_a_run_that_leaves_files_in_its_temp_folder_fails_and_they_go(tmp_path, code, left,
+                                                                       monkeypatch):
+    # every kernel's TMPDIR is a folder of its run's own: what is left there once the kernel
+    # ended (its atexit handlers ran) fails the run, and the folder goes anyway
+    import os
+    import tempfile
+    mine = tmp_path / "tmp"   # this process's temp folder, for the run's folder to be made in
+    mine.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(mine))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Scratch"), nbformat.v4.new_code_cell(code),
+                nbformat.v4.new_code_cell("print('done')")]
+    result, ran = execute.execute(nb, "scratch", tmp_path)
+    if left:
+        assert result.failure.error.startswith(
+            f"LeftBehind: the run left {left} file(s) in its temporary folder when its kernel "
+            "ended (tmp"), result.failure
+        assert result.failure.title == "Scratch"
+    else:
+        assert result.failure is None, result.failure
+    assert [o.get("text") for o in ran.cells[2].outputs] == ["done\n"]
+    assert os.listdir(mine) == []   # the run's folder, and what was left in it, are gone
+
+
 def test_a_long_traceback_and_a_500_cell_notebook_run_whole(tmp_path):
     # nbclient takes about 9 ms a cell here (a 5 000-cell notebook ran in 47 s): 500 prove the
     # same in a tenth of the time

@@ -219,6 +219,11 @@ def cache_key_of(fn, *args, xla_flags: str | None = None) -> CacheKey:
 
 @functools.cache
 def _keys_dir() -> str:
-    """One cache folder per process for cache_key_of, so a key seen before is a hit."""
+    """One cache folder per process for cache_key_of, so a key seen before is a hit; it goes
+    when the process (the kernel) ends."""
+    import atexit
+    import shutil
     import tempfile
-    return tempfile.mkdtemp(prefix="workshop-keys-")
+    folder = tempfile.mkdtemp(prefix="workshop-keys-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder

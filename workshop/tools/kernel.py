@@ -6,9 +6,11 @@ import tempfile
 
 
 @contextlib.contextmanager
-def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3"):
+def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3",
+                         gracefully: bool = False):
     """A KernelManager (not started) whose kernel is always shut down afterwards; by default
-    a kernel of this Python, or any installed kernel spec by name.
+    a kernel of this Python, or any installed kernel spec by name. gracefully: asked to shut
+    down first (its atexit handlers run, as when a server stops it), killed after 3 s.
 
     asynchronous: an AsyncKernelManager, for nbclient. With a blocking manager nbclient's
     event loop is frozen while it waits for a reply, so its cell timeout never fires and a dead
@@ -23,8 +25,9 @@ def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3
             yield km
         finally:
             if km.has_kernel:
+                km.shutdown_wait_time = 3.0
                 stop = run_sync(km.shutdown_kernel) if asynchronous else km.shutdown_kernel
-                stop(now=True)
+                stop(now=not gracefully)
 
 
 def run_code(code: str, timeout: float = 60) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -104,14 +105,19 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         with_section_resets(nb)
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
-    with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name) as km:
-        client = _capped_client()(nb, km=km, timeout=CELL_TIMEOUT, allow_errors=allow_errors,
-                                  record_timing=True,
-                                  resources={"metadata": {"path": str(cwd)}})
-        started: list[int] = []
-        client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
-        failure, halted = _run(client)
-        failure = _mark_too_big(client, nb, failure)
+    # the kernel's TMPDIR is a folder of this run's own: whatever the notebook leaves there
+    # after its kernel ended (its atexit handlers ran) fails the run, and goes with the folder
+    with tempfile.TemporaryDirectory(prefix="workshop-run-") as tmp:
+        with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name,
+                                  gracefully=True) as km:
+            client = _capped_client()(nb, km=km, timeout=CELL_TIMEOUT,
+                                      allow_errors=allow_errors, record_timing=True,
+                                      resources={"metadata": {"path": str(cwd)}})
+            started: list[int] = []
+            client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
+            failure, halted = _run(client, dict(os.environ, TMPDIR=tmp))
+            failure = _mark_too_big(client, nb, failure)
+        left = sorted(os.listdir(tmp))
     last_started = max(started[-1] - (1 if preamble else 0), 0) if started else 0
     if preamble:
         first = nb.cells.pop(0)
@@ -136,7 +142,13 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         if failure is None and result.setup_failures:
             title, err = result.setup_failures[0]
             failure = f"the setup cell, run again before “{title}”: {err}"
-    if failure is not None:
+    if failure is None and left:
+        failure = (f"LeftBehind: the run left {len(left)} file(s) in its temporary folder when "
+                   f"its kernel ended ({', '.join(left[:3])}): remove what a cell makes there "
+                   "(tempfile.TemporaryDirectory, or shutil.rmtree at the end)")
+        result.failure = Failure(len(nb.cells) - 1, nbs.title_at(nb, len(nb.cells) - 1),
+                                 failure)
+    elif failure is not None:
         if halted:   # a timeout or a dead kernel: the cell that was running
             idx = last_started
         else:        # the first cell that raised, or the section whose setup rerun failed
@@ -245,12 +257,13 @@ def _mark_too_big(client, nb, failure: str | None) -> str | None:
     return first if failure is None or "KeyboardInterrupt" in failure else failure
 
 
-def _run(client) -> tuple[str | None, bool]:
-    """Execute; (None, False) on success, else (one line of what went wrong, whether the run
-    halted: a timeout or a dead kernel, rather than a cell that raised)."""
+def _run(client, env: dict) -> tuple[str | None, bool]:
+    """Execute (the kernel started with `env`); (None, False) on success, else (one line of
+    what went wrong, whether the run halted: a timeout or a dead kernel, rather than a cell
+    that raised)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     try:
-        client.execute()
+        client.execute(env=env)
         return None, False
     except CellTimeoutError:
         return f"timed out: the cell ran past {client.timeout} s", True
