@@ -73,6 +73,18 @@ def test_doctor_is_green_here(capsys):
     assert "all green" in out and "✗" not in out, out
     assert f"✓ fresh kernel: JAX {PINNED_JAX} · 8 CPU devices" in out
     assert "✓ RISE: jupyterlab-rise enabled (lab and server extension)" in out
+    assert "✓ slideshow page: decks/01-run-it-first.ipynb answers in RISE, as present serves " \
+        "it" in out
+
+
+def test_doctor_tries_the_slideshow_page_and_names_what_it_got(monkeypatch):
+    # the listings said "enabled" while the page was a 404 (the audit): doctor now asks the
+    # server present starts for the page; here that page's address is made one nobody serves
+    from workshop.tools import doctor, present
+    monkeypatch.setattr(present.Server, "rise_url",
+                        lambda self, rel: f"{self.base}/rise-nowhere/{rel}?token={self.token}")
+    assert doctor.slideshow_problem() == \
+        "decks/01-run-it-first.ipynb: the page present opens answers 404 Not Found"
 
 
 def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():

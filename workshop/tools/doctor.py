@@ -88,6 +88,36 @@ def server_extensions() -> str:
     return _listing(fill)
 
 
+DECK = "decks/01-run-it-first.ipynb"
+
+
+def slideshow_problem(rel: str = DECK) -> str | None:
+    """None when the server `present` starts answers a deck's RISE page with the slideshow
+    app, else what went wrong in one line: the listings can say enabled while the page is not
+    served (a config, a broken install)."""
+    import urllib.error
+    import urllib.request
+
+    from .present import Server
+    try:
+        server = Server()
+    except (OSError, RuntimeError) as e:
+        return f"present's server could not start: {e}"
+    try:
+        server.wait_ready(timeout=90)
+        with urllib.request.urlopen(server.rise_url(rel), timeout=60) as page:
+            html = page.read().decode("utf-8", "replace")
+        if "<title>Rise</title>" not in html:
+            return f"{rel}: the page present opens is not RISE's (log: {server.log.name})"
+        return None
+    except urllib.error.HTTPError as e:
+        return f"{rel}: the page present opens answers {e.code} {e.reason}"
+    except (OSError, RuntimeError) as e:
+        return f"present's server did not answer: {e}"
+    finally:
+        server.stop()
+
+
 def main() -> int:
     r = Report()
     print("JAX Core, From the Inside: doctor")
@@ -130,6 +160,11 @@ def main() -> int:
     rise_server = any("jupyterlab_rise" in ln and "enabled" in ln for ln in server.splitlines())
     if rise_lab and rise_server:
         r.ok("RISE", "jupyterlab-rise enabled (lab and server extension)")
+        problem = slideshow_problem()
+        if problem:
+            r.bad("slideshow page", problem, f"look at the server log it names; {SETUP_FIX}")
+        else:
+            r.ok("slideshow page", f"{DECK} answers in RISE, as present serves it")
     else:
         r.bad("RISE", "jupyterlab-rise is not enabled", SETUP_FIX)
     if "incompatible" in labs or " X" in labs:
