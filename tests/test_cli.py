@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from workshop import PINNED_JAX, SetupError
 from workshop.devices import banner
@@ -218,6 +219,35 @@ def test_setup_killed_at_any_moment_keeps_the_working_venv_and_the_next_run_clea
     again = subprocess.run(setup, env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and again.stderr == "", again.stderr
     assert (kit / ".venv" / "mine").read_text() == "the new one" and _leftovers(kit) == []
+
+
+def test_present_offline_after_a_lock_change_presents_with_the_venv_there_is(tmp_path):
+    # the lock changed (a `git pull` the night before) and the room has no network: setup
+    # cannot install it, and present goes on with the working .venv, saying so in one line
+    import shutil
+    kit = _kit_with_a_working_venv(tmp_path)
+    shutil.copy(nbs.ROOT / "scripts" / "present", kit / "scripts" / "present")
+    venv, here = kit / ".venv", Path(sys.prefix)   # .venv: this environment, by its own path
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to(sys._base_executable)
+    shutil.copy(here / "pyvenv.cfg", venv / "pyvenv.cfg")
+    site = next(here.glob("lib/python3.*/site-packages"))
+    (venv / site.relative_to(here)).parent.mkdir(parents=True)
+    (venv / site.relative_to(here)).symlink_to(site)
+    lock = kit / "environment" / "requirements.lock"
+    lock.write_text(lock.read_text() + "no-such-package-anywhere==9.9.9 \\\n"
+                    f"    --hash=sha256:{'0' * 64}\n")
+    env = {**os.environ, "WORKSHOP_PYTHON": sys._base_executable, "UV_OFFLINE": "1"}
+    p = subprocess.run(["bash", str(kit / "scripts" / "present")], env=env, cwd=kit,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    err = p.stderr.strip().splitlines()
+    assert "setup: failed; .venv is left as it was" in err, p.stderr
+    assert err[-1] == (f"present: .venv could not be brought up to the lock (above): "
+                       f"presenting with the .venv there is (JAX {PINNED_JAX}); run "
+                       "scripts/setup where there is a network"), p.stderr
+    assert "01-run-it-first" in p.stdout      # present ran: with no deck named, it lists them
+    assert (venv / "mine").exists() and _leftovers(kit) == []
 
 
 def test_build_refuses_a_deck_that_would_show_notes_on_a_slide(tmp_path):
