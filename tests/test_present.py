@@ -798,3 +798,34 @@ def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
     scratch = re.findall(r"are in (\S+) until it stops", out) or re.findall(
         r"(/\S+workshop-present-\w+)/\d+\.log", out)
     assert scratch and not os.path.exists(scratch[0]), out
+
+
+def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):
+    # a presenter's Jupyter config that listens everywhere: the command line outranks it, for
+    # the server and (by each class that places them) the kernel's five ports
+    import psutil
+    cfg = tmp_path / "jupyter-config"
+    cfg.mkdir()
+    anywhere = "0.0.0.0"
+    (cfg / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"ip": anywhere},
+         **{c: {"ip": anywhere} for c in ("ConnectionFileMixin", "KernelManager",
+                                          "AsyncIOLoopKernelManager", "ServerKernelManager")}}))
+    port = free_port()
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    try:
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        kernels = [p for p in tree if "ipykernel" in " ".join(p.cmdline())]
+        assert len(kernels) == 1, "present starts the deck's kernel before it prints the URL"
+        end = time.monotonic() + 60
+        while True:   # the kernel binds its ports once it has started up
+            listening = [(p.pid, c.laddr.ip, c.laddr.port) for p in tree
+                         for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN]
+            if sum(pid == kernels[0].pid for pid, _, _ in listening) >= 5 or \
+                    time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        assert sum(pid == kernels[0].pid for pid, _, _ in listening) >= 5, listening
+        assert {ip for _, ip, _ in listening} == {"127.0.0.1"}, listening
+    finally:
+        assert stop_present(proc) == 0

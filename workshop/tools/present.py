@@ -27,6 +27,10 @@ from pathlib import Path
 from . import notebooks as nbs
 
 HOST = "127.0.0.1"
+# the classes whose `ip` places a kernel's ports, most general first (traitlets applies a
+# subclass's config over its parents'): the command line sets each, outranking every config
+KERNEL_MANAGERS = ("ConnectionFileMixin", "KernelManager", "AsyncKernelManager",
+                   "IOLoopKernelManager", "AsyncIOLoopKernelManager", "ServerKernelManager")
 LOGS = nbs.ROOT / "build" / "present"
 # JupyterLab's per-user settings for this server only: no autosave, so presenting (running
 # cells) never writes outputs into the committed deck; the presenter's own settings are untouched
@@ -134,6 +138,9 @@ class Server:
         self.runtime = private_dir(self.log.with_suffix(".runtime"))
         cmd = [sys.executable, "-c", nbs.SERVER_BOOT, "--no-browser",   # `jupyter lab`
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
+               # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
+               # its parent's, or its subclass's) put them on every interface
+               *(f"--{c}.ip={HOST}" for c in KERNEL_MANAGERS),
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
                f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
