@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import subprocess
+import sys
 
 import jax.numpy as jnp
 import nbformat
@@ -284,7 +286,7 @@ def test_l2_checks_hold_after_an_attendee_turned_x64_on():
 
 
 def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monkeypatch,
-                                                                             tmp_path):
+                                                                             tmp_path, capsys):
     # a Python loop that never ends gets a verdict after the time limit; sys.exit and os._exit
     # become verdicts (os._exit would end the attendee's kernel); relative writes go to a
     # scratch folder the check removes, and the kernel's working folder is as it was
@@ -323,8 +325,36 @@ def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monk
         return "fine"
     assert task(scribbles).check().ok
     assert os.getcwd() == str(tmp_path) and os.listdir(tmp_path) == ["mine.txt"]
-    # the timer is off once the check returns: a slow cell afterwards is not stopped
-    time.sleep(1.5)
+    # the timer is off once the check returns: a slow cell afterwards is not stopped, and the
+    # watcher for a check stuck in XLA says nothing about one that returned
+    time.sleep(1.5 + 2.0)
+    assert "cannot stop" not in capsys.readouterr().err
+
+
+def test_a_check_stuck_inside_xla_says_to_restart_the_kernel(tmp_path):
+    # a lax.while_loop that never ends runs in XLA, where neither the check's alarm nor
+    # Jupyter's interrupt reaches: the attendee is told, once, what to do (a process of its
+    # own, since nothing ends that loop but ending the process)
+    import time
+    code = ("import workshop, jax, jax.numpy as jnp\n"
+            "import workshop.labs as labs\n"
+            "labs.TIME_LIMIT = 1.0\n"
+            "forever = lambda: jax.block_until_ready(jax.lax.while_loop(\n"
+            "    lambda c: c == c, lambda c: c + 1, jnp.int32(0)))\n"
+            "print('checking', flush=True)\n"
+            "labs.Task('J1', 9, 't', lambda: forever(), ['h']).check()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert p.stdout.readline() == "checking\n"
+        start = time.monotonic()
+        said = p.stderr.readline()
+        waited = time.monotonic() - start
+    finally:
+        p.kill()
+        p.wait()
+    assert said == labs.STUCK.format(3.0) + "\n", said
+    assert 2.5 < waited < 30, waited   # after the limit and its grace, not before
 
 
 def test_j1_q4_reference_is_clip_or_zero_on_every_case():

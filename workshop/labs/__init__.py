@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import sysconfig
 import tempfile
 import threading
@@ -39,6 +40,8 @@ def guarded(seconds: float):
     - A time limit (SIGALRM, in the kernel's main thread): a Python loop that never ends is
       stopped after `seconds`. A computation inside XLA (a `lax.while_loop` whose condition
       never turns false) cannot be stopped from Python: Jupyter's own interrupt cannot either.
+      For that one a watcher thread says so, once, a little after the limit: restart the
+      kernel.
     - `os._exit(...)` would end the kernel: it is replaced for the check's duration and
       becomes a verdict, as `sys.exit(...)` (SystemExit, which IPython would show as a
       traceback) does.
@@ -56,16 +59,33 @@ def guarded(seconds: float):
         signal.setitimer(signal.ITIMER_REAL, seconds)
     here, scratch = os.getcwd(), tempfile.mkdtemp(prefix="lab-check-")
     real_exit, os._exit = os._exit, no_exit
+    done = threading.Event()
+    threading.Thread(target=_say_when_stuck, args=(done, seconds), daemon=True).start()
     try:
         os.chdir(scratch)
         yield
     finally:
+        done.set()
         os._exit = real_exit
         if alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         os.chdir(here)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+STUCK = ("✗ This check has run for {:g} s inside a computation that Python cannot stop (in "
+         "XLA: a `lax.while_loop` whose condition never turns false?). Interrupting will not "
+         "help: restart the kernel, run the setup cell, then your cells again.")
+
+
+def _say_when_stuck(done: threading.Event, seconds: float) -> None:
+    """The time limit's alarm runs only between Python bytecodes; a check still running a
+    little after it is stuck where no signal reaches: say so, once (the answer's thread cannot
+    be stopped, but the attendee can act)."""
+    after = seconds + max(2.0, seconds / 10)
+    if not done.wait(after):
+        print(STUCK.format(after), file=sys.stderr, flush=True)
 
 
 @dataclass
