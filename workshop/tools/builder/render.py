@@ -18,7 +18,10 @@ _ANCHOR = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>')
 # What is the author's and not the reader's: nbgrader's solution markers in a lab's code, the
 # kernel's temporary file for a cell, the folder the kit was built in.
 _SOLUTION_MARK = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
-_KERNEL_FILE = re.compile(r"(/[\w.-]+)*/ipykernel_\d+/\d+\.py")
+# (whole, or cut anywhere by a trimmed output, "…/ipykernel_82…": a long temp folder, as the
+# build's run folder or macOS's /var/folders/…/T/, pushes it past the cut)
+_KERNEL_FILE = re.compile(r"(?:/[\w.-]+)*/(?:ipykernel_\d*(?:/\d*(?:\.p?y?)?)?"
+                          r"|workshop-run-\w*(?:/[\w.-]*)*)")
 
 
 def clean(text: str) -> str:
