@@ -374,3 +374,23 @@ def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
                        capture_output=True, text=True, cwd=nbs.ROOT, timeout=120)
     assert p.returncode == 2 and "bad.ipynb: not a notebook" in p.stderr
     assert _snapshot() == before
+
+
+@pytest.mark.parametrize("home", [None, "/proc/sys"], ids=["HOME-unset", "HOME-read-only"])
+def test_a_build_and_doctor_with_home_unset_or_read_only_work_as_anywhere(tmp_path, home):
+    # Jupyter's runtime files, IPython's and matplotlib's folders live under HOME; where it
+    # cannot be written, IPython made a folder in the kernel's TMPDIR (which a run must leave
+    # empty): they now go beside it, and the run is the notebook's alone
+    nb = tiny(tmp_path / "home.ipynb", "import matplotlib.pyplot as plt, IPython\n"
+              "print(IPython.paths.get_ipython_dir())")
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "IPYTHONDIR",
+                                                             "MPLCONFIGDIR")}
+    if home:
+        env["HOME"] = home
+    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", *a], env=env,  # noqa
+                                    capture_output=True, text=True, timeout=300, cwd=nbs.ROOT)
+    p = run("build", "--no-pdf", str(nb))
+    assert p.returncode == 0 and "FAILED" not in p.stdout + p.stderr, p.stdout + p.stderr
+    if home:
+        doctor = run("doctor")
+        assert doctor.returncode == 0 and "doctor: all green" in doctor.stdout, doctor.stdout

@@ -107,7 +107,9 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
     # the kernel's TMPDIR is a folder of this run's own: whatever the notebook leaves there
     # after its kernel ended (its atexit handlers ran) fails the run, and goes with the folder
-    with tempfile.TemporaryDirectory(prefix="workshop-run-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="workshop-run-") as run:
+        tmp = os.path.join(run, "tmp")
+        os.mkdir(tmp)
         with fresh_kernel_manager(asynchronous=True, kernel_name=kernel_name,
                                   gracefully=True) as km:
             client = _capped_client()(nb, km=km, timeout=CELL_TIMEOUT,
@@ -115,7 +117,7 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
                                       resources={"metadata": {"path": str(cwd)}})
             started: list[int] = []
             client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
-            failure, halted = _run(client, dict(os.environ, TMPDIR=tmp))
+            failure, halted = _run(client, kernel_env(run, tmp))
             failure = _mark_too_big(client, nb, failure)
         left = sorted(os.listdir(tmp))
     last_started = max(started[-1] - (1 if preamble else 0), 0) if started else 0
@@ -255,6 +257,20 @@ def _mark_too_big(client, nb, failure: str | None) -> str | None:
     if first is None:
         return failure
     return first if failure is None or "KeyboardInterrupt" in failure else failure
+
+
+def kernel_env(run: str, tmp: str) -> dict:
+    """The environment of a run's kernel: TMPDIR its own folder; where HOME cannot be written
+    (unset to a read-only place), IPython's and matplotlib's folders beside it, not in it
+    (they would make one each in TMPDIR, not the notebook's doing)."""
+    env = dict(os.environ, TMPDIR=tmp)
+    home = os.path.expanduser("~")
+    if not (os.path.isdir(home) and os.access(home, os.W_OK)):
+        for var, name in (("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "matplotlib")):
+            if var not in env:
+                env[var] = os.path.join(run, name)
+                os.makedirs(env[var], exist_ok=True)
+    return env
 
 
 def _run(client, env: dict) -> tuple[str | None, bool]:
