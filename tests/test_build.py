@@ -394,3 +394,16 @@ def test_a_build_and_doctor_with_home_unset_or_read_only_work_as_anywhere(tmp_pa
     if home:
         doctor = run("doctor")
         assert doctor.returncode == 0 and "doctor: all green" in doctor.stdout, doctor.stdout
+
+
+def test_a_symlinked_handouts_folder_is_written_through_and_stays_a_link(tmp_path):
+    # a presenter who keeps handouts/ elsewhere (a synced folder) links it in: a handout is
+    # written whole into the link's target, the link stays a link, no temporary file is left
+    target = tmp_path / "synced"
+    target.mkdir()
+    link = tmp_path / "handouts"
+    link.symlink_to(target)
+    handouts.write_atomic(link / "01.pdf", b"%PDF one")
+    handouts.write_atomic(link / "01.pdf", b"%PDF two")
+    assert link.is_symlink() and (target / "01.pdf").read_bytes() == b"%PDF two"
+    assert sorted(p.name for p in target.iterdir()) == ["01.pdf"]

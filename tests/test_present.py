@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
@@ -573,9 +574,19 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("trying another local user needs root (CI and these machines have it)")
     other = ["runuser", "-u", "nobody", "--"]
-    for f in (log, runtime[0]):
-        p = subprocess.run([*other, "cat", str(f)], capture_output=True, text=True, timeout=30)
-        assert p.returncode != 0 and "Permission denied" in p.stderr, (f, p)
+    from workshop.tools.present import Server
+    server = Server.__new__(Server)    # the redirect page this server's browser would open
+    server.log = log
+    opener = Path(server.opener(presenting["url"]).removeprefix("file://"))
+    try:
+        assert _mode(opener) == 0o600 and presenting["url"].split("token=")[1] in \
+            opener.read_text()
+        for f in (log, runtime[0], opener):
+            p = subprocess.run([*other, "cat", str(f)], capture_output=True, text=True,
+                               timeout=30)
+            assert p.returncode != 0 and "Permission denied" in p.stderr, (f, p)
+    finally:
+        opener.unlink()
     base = f"http://127.0.0.1:{port}"
     for where in ("/api/contents", "/api/contents?token=not-the-token", "/lab"):
         p = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
@@ -676,6 +687,8 @@ def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
                            "/api/kernels")
             assert len(kernels) == 1 and _kernel_processes(kernels[0]["id"]), sig.name
             running.append((sig, port, proc, kernels[0]["id"]))
+        # four `present 01` at once: four servers, each on its own port with its own kernel
+        assert len({tuple(_kernel_processes(k)) for *_, k in running}) == len(running)
     except BaseException:
         for proc in procs:
             stop_present(proc)
@@ -716,7 +729,8 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting,
     assert f"url={url}" in page.read_text().replace("&amp;", "&")
 
 
-@pytest.mark.parametrize("case", ["outside the kit", "a link out of the kit",
+@pytest.mark.parametrize("case", ["outside the kit", "../ out of the kit",
+                                  "a link out of the kit",
                                   "a cell without a slide type", "XLA_FLAGS that abort XLA"])
 def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
     deck = nbs.DECKS / "01-run-it-first.ipynb"
@@ -724,6 +738,11 @@ def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
     if case == "outside the kit":
         arg = str(shutil.copy(deck, tmp_path / deck.name))
         want = f"{arg} is outside the kit's folder, {nbs.ROOT}, which is all that present serves"
+    elif case == "../ out of the kit":   # a relative path that climbs out of the checkout
+        out = shutil.copy(deck, tmp_path / deck.name)
+        arg = os.path.relpath(out, nbs.ROOT)
+        assert arg.startswith("../")
+        want = f"{out} is outside the kit's folder"
     elif case == "a link out of the kit":
         out = shutil.copy(deck, tmp_path / deck.name)
         link = nbs.ROOT / "build" / f"link-{os.getpid()}.ipynb"
@@ -827,5 +846,41 @@ def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):
             time.sleep(0.2)
         assert sum(pid == kernels[0].pid for pid, _, _ in listening) >= 5, listening
         assert {ip for _, ip, _ in listening} == {"127.0.0.1"}, listening
+    finally:
+        assert stop_present(proc) == 0
+
+
+def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
+    # /tmp read-only (a locked-down machine): Python's tempfile takes the next writable place
+    # (/var/tmp), and the kernels, the server and the build follow it
+    no_tmp = ["unshare", "-m", "sh", "-c",
+              'mount --bind /tmp /tmp && mount -o remount,ro,bind /tmp && exec "$@"', "sh"]
+    if subprocess.run(no_tmp + ["sh", "-c", "! touch /tmp/.probe"], capture_output=True,
+                      timeout=30).returncode != 0:
+        pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    port = free_port()
+    proc, url = start_present("01", port, prefix=no_tmp)
+    try:
+        kernel = call(url.split("/rise/")[0], url.split("token=")[1], "/api/kernels")
+        assert len(kernel) == 1 and kernel[0]["execution_state"] != "dead", kernel
+    finally:
+        assert stop_present(proc) == 0
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import tempfile; print(tempfile.gettempdir())")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / "no-tmp.ipynb"
+    nbformat.write(nb, path)
+    p = subprocess.run(no_tmp + [sys.executable, "-m", "workshop", "build", "--no-pdf",
+                                 str(path)], capture_output=True, text=True, cwd=nbs.ROOT,
+                       timeout=300)
+    assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
+
+
+def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
+    port = free_port()
+    proc, url = start_present("decks/../decks/01-run-it-first.ipynb", port)
+    try:
+        assert "/rise/decks/01-run-it-first.ipynb?token=" in url
     finally:
         assert stop_present(proc) == 0
