@@ -76,7 +76,38 @@ def planted(tmp_path_factory):
     nbformat.write(lab, tmp / "J1-planted.ipynb")
     report = tmp / "report"
     args = [a for name in want for a in ("--only", str(tmp / f"{name}.ipynb"))]
-    return want, report, wk("--python", sys.executable, "--report", str(report), *args)
+    # and all that while a build runs (it holds the build lock; drift takes none and writes
+    # only its report): the build waits in a cell until drift is done, then ends as ever
+    flag = tmp / "drift-done"
+    build_nb = nbformat.v4.new_notebook()
+    build_nb.cells = [nbformat.v4.new_code_cell(
+        f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.2)\n"
+        "print('after drift')")]
+    build_nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(build_nb, tmp / "alongside.ipynb")
+    build = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf",
+                              str(tmp / "alongside.ipynb")], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, cwd=nbs.ROOT)
+    try:
+        assert build.stdout.readline().startswith("build: executing 1 notebook(s)")
+        ran = wk("--python", sys.executable, "--report", str(report), *args)
+        assert build.poll() is None, "the build waits for drift's end"
+    finally:
+        flag.write_text("done")
+        built = build.communicate(timeout=120)[0]
+    RAN_ALONGSIDE.update(build=(build.returncode, built), report=report)
+    return want, report, ran
+
+
+RAN_ALONGSIDE: dict = {}
+
+
+def test_drift_and_a_build_at_once_each_do_their_own(planted):
+    code, out = RAN_ALONGSIDE["build"]
+    assert code == 0 and "FAILED" not in out, out
+    assert sorted(p.name for p in RAN_ALONGSIDE["report"].iterdir()) == \
+        [f"jax-{drift_jax()}.json", f"jax-{drift_jax()}.md"]   # drift's report, nothing else
 
 
 def test_a_planted_wrong_claim_is_reported_as_exactly_that_slide_and_cell(planted):

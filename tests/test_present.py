@@ -884,3 +884,37 @@ def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
         assert "/rise/decks/01-run-it-first.ipynb?token=" in url
     finally:
         assert stop_present(proc) == 0
+
+
+def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_was():
+    # the presenter rebuilds the deck on show (`build --force`): the build runs a copy in a
+    # kernel of its own; the slideshow's kernel and server go on; the deck's bytes are unchanged
+    deck = nbs.ROOT / "build" / f"both-{os.getpid()}.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["rise"] = {"width": 1280, "height": 720}
+    nb.metadata["workshop"] = {"title": "Both at once"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Both at once"),
+                nbformat.v4.new_code_cell("print(6 * 7)")]
+    for c in nb.cells:
+        c.metadata["slideshow"] = {"slide_type": "slide" if c.cell_type == "markdown" else "-"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, deck)
+    before = deck.read_bytes()
+    port = free_port()
+    try:
+        proc, url = start_present(str(deck), port)
+        try:
+            p = subprocess.run([sys.executable, "-m", "workshop", "build", "--force",
+                                "--no-pdf", str(deck)], capture_output=True, text=True,
+                               cwd=nbs.ROOT, timeout=300)
+            assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
+            base, token = url.split("/rise/")[0], url.split("token=")[1]
+            kernels = call(base, token, "/api/kernels")
+            assert len(kernels) == 1 and kernels[0]["execution_state"] != "dead", kernels
+            assert urllib.request.urlopen(url, timeout=60).status == 200
+        finally:
+            assert stop_present(proc) == 0
+        assert deck.read_bytes() == before
+    finally:
+        deck.unlink(missing_ok=True)
