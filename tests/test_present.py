@@ -456,13 +456,21 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
 def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
                                                                   executed_decks):
     # Jupyter's output rate limit (which present keeps on, whatever a config says) stops the
-    # flood after a few MB with a note; the page answers and the next slide's cell runs
+    # flood after a few MB with a note; the page answers and the next slide's cell runs. The
+    # same for a 20 MB picture and a 10 000-line traceback, in a deck of 500 cells
     nb = nbformat.v4.new_notebook()
     slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
         "slideshow": {"slide_type": "slide"}})
     nb.cells = [slide("# Big"), nbformat.v4.new_code_cell(
         "for i in range(500_000): print('x' * 99)"), slide("## After"),
-        nbformat.v4.new_code_cell("print('after')")]
+        nbformat.v4.new_code_cell("print('after')"), slide("## Picture"),
+        nbformat.v4.new_code_cell("from IPython.display import Image, display\n"
+                                  "display(Image(data=b'\\x89PNG' + bytes(20_000_000), "
+                                  "format='png'))"),
+        slide("## Traceback"), nbformat.v4.new_code_cell(
+            "raise ValueError('\\n'.join(f'line {i}' for i in range(10_000)))"),
+        slide("## Still here"), nbformat.v4.new_code_cell("print('still here')")]
+    nb.cells += [slide(f"## Filler {k}") for k in range(500 - len(nb.cells))]
     path = executed_decks / "big-output.ipynb"
     nbformat.write(nb, path)
     url, session = open_deck(presenting["url"], path)
@@ -481,6 +489,21 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
         page.wait_for_function("() => document.querySelector('.reveal section.present:not("
                                ".stack)').innerText.includes('After')", timeout=10_000)
         assert run_slide_cells(page, "after the big output", timeout=60_000) == ["[2]:"]
+        for title, prompt in (("Picture", "[3]:"), ("Traceback", "[4]:"),
+                              ("Still here", "[5]:")):
+            t0 = time.monotonic()
+            page.evaluate(NEXT_JS)
+            page.wait_for_function("(t) => document.querySelector('.reveal section.present:"
+                                   "not(.stack)').innerText.includes(t)", arg=title,
+                                   timeout=10_000)
+            assert run_slide_cells(page, title, timeout=60_000) == [prompt]
+            assert time.monotonic() - t0 < 30, title
+        shown = page.evaluate("() => [...document.querySelectorAll('.reveal section.present "
+                              ".jp-OutputArea-output')].map(o => o.innerText)")
+        assert [t.strip() for t in shown] == ["still here"], shown
+        assert page.evaluate("() => document.querySelectorAll('.reveal .slides "
+                             "section:not(.stack)').length") == \
+            sum(c.cell_type == "markdown" for c in nb.cells) == 495   # every slide is there
     finally:
         page.close()
         close_session(presenting["url"], session)
