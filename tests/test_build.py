@@ -407,3 +407,18 @@ def test_a_symlinked_handouts_folder_is_written_through_and_stays_a_link(tmp_pat
     handouts.write_atomic(link / "01.pdf", b"%PDF two")
     assert link.is_symlink() and (target / "01.pdf").read_bytes() == b"%PDF two"
     assert sorted(p.name for p in target.iterdir()) == ["01.pdf"]
+
+
+def test_an_oversized_run_fails_the_build_and_prints_no_handout(tmp_path):
+    # a 50 MB print: the cell is stopped at 4 MB, the build names it in one FAILED line, and
+    # no reading handout is printed from a run that failed
+    nb = tiny(tmp_path / "oversized.ipynb", "import sys; sys.stdout.write('y' * 50_000_000)",
+              "print('next')")
+    made = handouts.targets(nb)
+    for m in made:
+        m.unlink(missing_ok=True)
+    p = wk("build", str(nb))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert (f"FAILED {nb}: cell 0 (slide “(before the first heading)”): OutputTooBig: the "
+            "cell's output passed 4 MB") in p.stdout, p.stdout
+    assert made and not any(m.exists() for m in made), made
