@@ -325,6 +325,27 @@ def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monk
         return "fine"
     assert task(scribbles).check().ok
     assert os.getcwd() == str(tmp_path) and os.listdir(tmp_path) == ["mine.txt"]
+    # by an absolute path: deleting, renaming or overwriting a file outside the check's folder
+    # is stopped before it happens; the temp folder stays the answer's to use
+    import shutil
+    import tempfile
+    mine = tmp_path / "mine.txt"
+    for answer, did in ((lambda: os.remove(mine), "delete"),
+                        (lambda: shutil.rmtree(tmp_path), "delete"),
+                        (lambda: os.replace(mine, tmp_path / "gone.txt"), "rename"),
+                        (lambda: open(mine, "w").write("x"), "overwrite"),
+                        (lambda: os.open(mine, os.O_WRONLY | os.O_TRUNC), "overwrite")):
+        v = task(answer).check()
+        assert not v.ok and f"your code would {did} {tmp_path}" in v.message, v
+        assert "nothing was changed" in v.message
+    assert mine.read_text() == "the attendee's own file" and os.listdir(tmp_path) == [
+        "mine.txt"]
+
+    def in_temp():
+        with tempfile.TemporaryDirectory() as d:
+            open(os.path.join(d, "x"), "w").write("x")
+        return "fine"
+    assert task(in_temp).check().ok
     # the timer is off once the check returns: a slow cell afterwards is not stopped, and the
     # watcher for a check stuck in XLA says nothing about one that returned
     time.sleep(1.5 + 2.0)

@@ -16,6 +16,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -45,7 +46,11 @@ def guarded(seconds: float):
     - `os._exit(...)` would end the kernel: it is replaced for the check's duration and
       becomes a verdict, as `sys.exit(...)` (SystemExit, which IPython would show as a
       traceback) does.
-    - The working directory is a fresh scratch folder for the check's duration."""
+    - The working directory is a fresh scratch folder for the check's duration, and an answer
+      that would delete, rename or overwrite a file that exists outside it (by an absolute
+      path: `os.remove("/home/…")`, `open(path, "w")`) is stopped before it does (an audit
+      hook; what the answer made meanwhile, Python's caches and JAX's compilation cache are
+      left to work)."""
     def timed_out(signum, frame):
         raise _Stopped(f"your function did not return within {seconds:g} s: look for a loop "
                        "that never ends (a `while` whose condition stays true)")
@@ -59,12 +64,16 @@ def guarded(seconds: float):
         signal.setitimer(signal.ITIMER_REAL, seconds)
     here, scratch = os.getcwd(), tempfile.mkdtemp(prefix="lab-check-")
     real_exit, os._exit = os._exit, no_exit
+    _install_file_guard()
+    _GUARDED["scratch"] = os.path.realpath(scratch)
+    _GUARDED["since"] = time.time() - 1.0   # (a file system's clock may be coarse)
     done = threading.Event()
     threading.Thread(target=_say_when_stuck, args=(done, seconds), daemon=True).start()
     try:
         os.chdir(scratch)
         yield
     finally:
+        _GUARDED["scratch"] = None
         done.set()
         os._exit = real_exit
         if alarm:
@@ -72,6 +81,54 @@ def guarded(seconds: float):
             signal.signal(signal.SIGALRM, previous)
         os.chdir(here)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_GUARDED: dict = {"scratch": None, "since": 0.0, "installed": False}
+_DESTRUCTIVE = {"os.remove": "delete", "os.rmdir": "delete", "shutil.rmtree": "delete",
+                "os.rename": "rename", "os.truncate": "overwrite"}
+
+
+def _install_file_guard() -> None:
+    """An audit hook (once per kernel; it does nothing outside a check)."""
+    if not _GUARDED["installed"]:
+        sys.addaudithook(_file_guard)
+        _GUARDED["installed"] = True
+
+
+def _may_change(path) -> bool:
+    """A path an answer may delete or overwrite: one it made during the check (a temporary
+    file of its own), in its scratch folder, Python's byte-code caches or JAX's compilation
+    cache; or one that does not exist. Never a file that was there before the check."""
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+        made = os.lstat(real).st_ctime
+    except (TypeError, ValueError):
+        return True            # a file descriptor: an open file, not a path
+    except OSError:
+        return True            # nothing there
+    if made >= _GUARDED["since"]:
+        return True
+    jax = sys.modules.get("jax")
+    roots = [_GUARDED["scratch"], jax and jax.config.jax_compilation_cache_dir]
+    return "__pycache__" in real.split(os.sep) or any(
+        r and (real == r or real.startswith(os.path.realpath(r) + os.sep)) for r in roots)
+
+
+def _file_guard(event: str, args: tuple) -> None:
+    if _GUARDED["scratch"] is None:
+        return
+    what = _DESTRUCTIVE.get(event)
+    paths = list(args[:2]) if event == "os.rename" else list(args[:1])
+    if event == "open" and len(args) >= 3:
+        mode, flags = args[1], args[2]
+        if (isinstance(mode, str) and "w" in mode) or (
+                mode is None and isinstance(flags, int) and flags & os.O_TRUNC):
+            what = "overwrite"
+    for path in paths if what else []:
+        if path is not None and not _may_change(path):
+            raise _Stopped(f"your code would {what} {os.fsdecode(path)}, outside the folder "
+                           "a check runs it in: a check lets an answer change only files of "
+                           "its own (relative paths); nothing was changed")
 
 
 STUCK = ("✗ This check has run for {:g} s inside a computation that Python cannot stop (in "
