@@ -231,3 +231,20 @@ def pdf_pages(pdf: Path) -> tuple[str, ...]:
                          text=True, check=True, timeout=120).stdout
     pages = out.split("\f")      # pdftotext ends every page with a form feed
     return tuple(pages[:-1] if pages[-1] == "" else pages)
+
+
+def tiny(path, *sources, deck=False):
+    """A notebook of code cells; a deck has a RISE block, a title slide and slide types."""
+    import nbformat  # (after workshop's notebooks module: see its SKIPPED_IMPORTS)
+    nb = nbformat.v4.new_notebook()
+    cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    if deck:
+        nb.metadata["rise"] = {"width": 1280, "height": 720}
+        nb.metadata["workshop"] = {"title": "A speaker's copy"}
+        cells.insert(0, nbformat.v4.new_markdown_cell("# A speaker's copy"))
+        for c in cells:
+            c.metadata["slideshow"] = {"slide_type": "slide" if c.cell_type == "markdown"
+                                       else "-"}
+    nb.cells = cells
+    nbformat.write(nb, path)
+    return path

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 
-import nbformat
 import psutil
 import pytest
+from conftest import tiny
 
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import handouts
@@ -28,22 +28,6 @@ def one_line(p) -> str:
     err = p.stderr.strip()
     assert err.count("\n") == 0, f"more than one line:\n{p.stderr}"
     return err
-
-
-def tiny(path, *sources, deck=False):
-    """A notebook of code cells; a deck has a RISE block, a title slide and slide types."""
-    nb = nbformat.v4.new_notebook()
-    cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    if deck:
-        nb.metadata["rise"] = {"width": 1280, "height": 720}
-        nb.metadata["workshop"] = {"title": "A speaker's copy"}
-        cells.insert(0, nbformat.v4.new_markdown_cell("# A speaker's copy"))
-        for c in cells:
-            c.metadata["slideshow"] = {"slide_type": "slide" if c.cell_type == "markdown"
-                                       else "-"}
-    nb.cells = cells
-    nbformat.write(nb, path)
-    return path
 
 
 def gone(procs, within: float) -> list[int]:

@@ -9,7 +9,7 @@ import sys
 
 import nbformat
 import pytest
-from conftest import JOBS
+from conftest import JOBS, tiny
 
 from workshop.tools import drift
 from workshop.tools import notebooks as nbs
@@ -79,18 +79,17 @@ def planted(tmp_path_factory):
     # and all that while a build runs (it holds the build lock; drift takes none and writes
     # only its report): the build waits in a cell until drift is done, then ends as ever
     flag = tmp / "drift-done"
-    build_nb = nbformat.v4.new_notebook()
-    build_nb.cells = [nbformat.v4.new_code_cell(
-        f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.2)\n"
-        "print('after drift')")]
-    build_nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    nbformat.write(build_nb, tmp / "alongside.ipynb")
+    tiny(tmp / "alongside.ipynb",
+         f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.2)\n"
+         "print('after drift')")
     build = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf",
                               str(tmp / "alongside.ipynb")], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, cwd=nbs.ROOT)
     try:
-        assert build.stdout.readline().startswith("build: executing 1 notebook(s)")
+        line = build.stdout.readline()   # (another test's build may hold the lock first)
+        while line.startswith("build: waiting for the build of pid"):
+            line = build.stdout.readline()
+        assert line.startswith("build: executing 1 notebook(s)"), line
         ran = wk("--python", sys.executable, "--report", str(report), *args)
         assert build.poll() is None, "the build waits for drift's end"
     finally:

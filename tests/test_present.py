@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 import nbformat
 import pytest
+from conftest import tiny
 
 from workshop.tools import browser
 from workshop.tools import notebooks as nbs
@@ -892,12 +893,7 @@ def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
         assert len(kernel) == 1 and kernel[0]["execution_state"] != "dead", kernel
     finally:
         assert stop_present(proc) == 0
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import tempfile; print(tempfile.gettempdir())")]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    path = tmp_path / "no-tmp.ipynb"
-    nbformat.write(nb, path)
+    path = tiny(tmp_path / "no-tmp.ipynb", "import tempfile; print(tempfile.gettempdir())")
     p = subprocess.run(no_tmp + [sys.executable, "-m", "workshop", "build", "--no-pdf",
                                  str(path)], capture_output=True, text=True, cwd=nbs.ROOT,
                        timeout=300)
@@ -916,17 +912,7 @@ def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
 def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_was():
     # the presenter rebuilds the deck on show (`build --force`): the build runs a copy in a
     # kernel of its own; the slideshow's kernel and server go on; the deck's bytes are unchanged
-    deck = nbs.ROOT / "build" / f"both-{os.getpid()}.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["rise"] = {"width": 1280, "height": 720}
-    nb.metadata["workshop"] = {"title": "Both at once"}
-    nb.cells = [nbformat.v4.new_markdown_cell("# Both at once"),
-                nbformat.v4.new_code_cell("print(6 * 7)")]
-    for c in nb.cells:
-        c.metadata["slideshow"] = {"slide_type": "slide" if c.cell_type == "markdown" else "-"}
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, deck)
+    deck = tiny(nbs.ROOT / "build" / f"both-{os.getpid()}.ipynb", "print(6 * 7)", deck=True)
     before = deck.read_bytes()
     port = free_port()
     try:
