@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import workshop
-from workshop.tools import drift
+from workshop.tools import drift, paths
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import execute
 
@@ -76,7 +76,7 @@ def _whole_suite(config) -> bool:
     """scripts/test as the README runs it: every test file, no -k, -m or test ids."""
     args = [Path(a).resolve() for a in config.args]
     return (not config.option.keyword and not config.option.markexpr
-            and args in ([], [nbs.ROOT / "tests"]))
+            and args in ([], [paths.ROOT / "tests"]))
 
 
 # scripts/test --full: every deck section also runs alone in a fresh kernel of its own (65 more

@@ -61,11 +61,11 @@ from test_present import (  # noqa: E402
     stop_present,
 )
 
-from workshop.tools import browser, talk  # noqa: E402
+from workshop.tools import browser, errors, paths, talk  # noqa: E402  # noqa: E402
 from workshop.tools import notebooks as nbs  # noqa: E402
 from workshop.tools.present import LOGS, call, free_port  # noqa: E402
 
-ROOT = nbs.ROOT
+ROOT = paths.ROOT
 REPORT = ROOT / "build" / "soak.md"
 MARK = "WORKSHOP_SOAK"                 # in the environment of every process the soak starts
 NOT_CHECKOUT = {"build", ".venv", ".git"}
@@ -140,15 +140,15 @@ def listening() -> dict[int, int | None]:
 
 
 def open_files(procs) -> tuple[int, set[str]]:
-    """(file descriptors, paths of the regular files open) over `procs`."""
-    fds, paths = 0, set()
+    """(file descriptors, names of the regular files open) over `procs`."""
+    fds, names = 0, set()
     for p in procs:
         try:
             fds += p.num_fds()
-            paths |= {f.path for f in p.open_files()}
+            names |= {f.path for f in p.open_files()}
         except psutil.Error:
             pass
-    return fds, paths
+    return fds, names
 
 
 CACHES = ("__pycache__", ".ruff_cache", ".pytest_cache")
@@ -208,8 +208,8 @@ def unclean() -> list[str]:
                              capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return ["(git status failed)"]
-    paths = [line[3:] for line in out.splitlines()]
-    return [p for p in paths if p.split("/")[0] not in NOT_CHECKOUT and not is_cache(p)
+    names = [line[3:] for line in out.splitlines()]
+    return [p for p in names if p.split("/")[0] not in NOT_CHECKOUT and not is_cache(p)
             and not p.endswith(".egg-info/")]
 
 
@@ -238,10 +238,10 @@ def snapshot(token: str, tmp: Path) -> Snapshot:
                 others.append(describe(p))
         except psutil.Error:
             continue
-    fds, paths = open_files(procs)
+    fds, names = open_files(procs)
     return Snapshot(tree=[describe(p) for p in procs[1:]],
                     marked=[describe(p) for p in ours(token)], others=others,
-                    ports=listening(), fds=fds, files_open=paths, rss=rss(procs),
+                    ports=listening(), fds=fds, files_open=names, rss=rss(procs),
                     own_fds=fd_targets(),
                     checkout=checkout_files(), present_dir=listing(LOGS), tmp=listing(tmp))
 
@@ -734,7 +734,7 @@ def main(argv=None) -> int:
         k = decks.index(restart_in)
         kill_in = nbs.select([args.kill_in], among=decks, what="deck")[0] if args.kill_in \
             else (decks[k + 1] if k + 1 < len(decks) else decks[k - 1] if k else None)
-    except nbs.KitError as e:
+    except errors.KitError as e:
         print(f"soak: {e}", file=sys.stderr)
         return 2
     exe = browser.find()
@@ -809,14 +809,14 @@ def main(argv=None) -> int:
     wall = time.monotonic() - t0
     text = table(before, after, runs, labs, problems, wall, args, state["unclean"])
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    nbs.replace_file(REPORT, text)
+    paths.write_atomic(REPORT, text)
     print(text)
     stop_everything(token, state)      # nothing, when all went well
     shutil.rmtree(tmp, ignore_errors=True)
     for line in problems:
         print(f"soak: {line}", file=sys.stderr)
     print(f"soak: {'FAILED' if problems else 'passed'} in {wall / 60:.1f} min "
-          f"({len(problems)} problem(s)); the table is in {nbs.short(REPORT)}", flush=True)
+          f"({len(problems)} problem(s)); the table is in {paths.short(REPORT)}", flush=True)
     return 1 if problems else 0
 
 

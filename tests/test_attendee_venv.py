@@ -17,6 +17,7 @@ import pytest
 
 from workshop import PINNED_JAX
 from workshop.tools import notebooks as nbs
+from workshop.tools import paths
 from workshop.tools.builder import execute
 
 
@@ -41,7 +42,7 @@ def plain_kernel(tmp_path_factory):
     if jax.returncode and not os.environ.get("CI"):
         pytest.skip(f"no package index here: {jax.stderr.strip().splitlines()[-1:]}")
     assert jax.returncode == 0, jax.stderr
-    kit = _install(venv, "-e", str(nbs.ROOT))
+    kit = _install(venv, "-e", str(paths.ROOT))
     assert kit.returncode == 0, kit.stderr
     spec = root / "share" / "jupyter" / "kernels" / "plain-venv"
     spec.mkdir(parents=True)
@@ -57,7 +58,7 @@ def plain_kernel(tmp_path_factory):
         os.environ["JUPYTER_PATH"] = old
 
 
-SHEETS = sorted(nbs.EXERCISES.glob("*.ipynb"))
+SHEETS = sorted(paths.EXERCISES.glob("*.ipynb"))
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def plain_runs(plain_kernel):
         start = len(whole.cells)
         whole.cells += nbs.read(sheet).cells
         bounds.append((sheet, start, len(whole.cells)))
-    result, ran = execute.execute(whole, "the attendee copies", nbs.EXERCISES,
+    result, ran = execute.execute(whole, "the attendee copies", paths.EXERCISES,
                                   allow_errors=True, kernel_name=plain_kernel)
     return {sheet: (result.stopped if result.stopped and result.failure.cell < stop else "",
                     nbformat.v4.new_notebook(cells=ran.cells[start:stop]))
@@ -117,4 +118,4 @@ def test_the_kernel_is_the_plain_venv(plain_kernel, tmp_path):
     _, ran = execute.execute(nb, "probe", tmp_path, kernel_name=plain_kernel)
     prefix, where = ran.cells[0].outputs[0]["text"].split()[:2]
     assert prefix != sys.prefix and prefix.endswith("venv"), prefix
-    assert where.startswith(str(nbs.ROOT)), where   # the README's editable install
+    assert where.startswith(str(paths.ROOT)), where   # the README's editable install

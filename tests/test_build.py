@@ -15,12 +15,13 @@ import pytest
 from conftest import tiny
 
 from workshop.tools import notebooks as nbs
+from workshop.tools import paths
 from workshop.tools.builder import handouts
 
 
 def wk(*args, env=None, timeout=300):
     return subprocess.run([sys.executable, "-m", "workshop", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=nbs.ROOT,
+                          text=True, timeout=timeout, cwd=paths.ROOT,
                           env=None if env is None else {**os.environ, **env})
 
 
@@ -50,7 +51,7 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     tmp = tmp_path / "tmp"   # what the build and its kernels leave in TMPDIR
     tmp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf", str(nb)],
-                            cwd=nbs.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
                             env=dict(os.environ, TMPDIR=str(tmp)))
     me = psutil.Process(proc.pid)
@@ -65,7 +66,7 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     if sig == signal.SIGKILL:   # a build started meanwhile waits, saying for which
         other = tiny(tmp_path / "other.ipynb", "print('other')")
         second = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf",
-                                   str(other)], cwd=nbs.ROOT, stdout=subprocess.PIPE,
+                                   str(other)], cwd=paths.ROOT, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
         first_line = second.stdout.readline()
         assert f"waiting for the build of pid {proc.pid} (build --no-pdf {nb})" in first_line, \
@@ -112,9 +113,9 @@ def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_p
     assert "executing 2 notebook(s)" in again.stdout
     assert [m.read_bytes() for m in made] == printed
     # a copy inside the checkout (an attendee's sheet in exercises/) is a copy too
-    sheet = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
+    sheet = paths.EXERCISES / "J1-trace-read-raw.ipynb"
     assert handouts.targets(sheet) == [handouts.COPIES / "J1-trace-read-raw.pdf"]
-    kit = nbs.SOLUTIONS / "J1-trace-read-raw.ipynb"
+    kit = paths.SOLUTIONS / "J1-trace-read-raw.ipynb"
     assert handouts.targets(kit)[0] == handouts.HANDOUTS / "J1-trace-read-raw.pdf"
 
 
@@ -150,12 +151,11 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_tmp(tmp_path):
     code = ("import resource, signal, sys; from pathlib import Path\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-            "from workshop.tools import notebooks as nbs\n"
-            "from workshop.tools.builder import handouts\n"
-            "try:\n    handouts.write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
-            "except nbs.KitError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
+            "from workshop.tools import errors, paths\n"
+            "try:\n    paths.write_atomic(Path(sys.argv[1]), b'x' * 100_000)\n"
+            "except errors.KitError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
     p = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True,
-                       text=True, timeout=60, cwd=nbs.ROOT)
+                       text=True, timeout=60, cwd=paths.ROOT)
     assert p.returncode == 2
     assert f"cannot write {target}: File too large (the old file is kept)" in one_line(p)
     assert target.read_bytes() == b"the old handout"
@@ -174,7 +174,7 @@ def test_two_writers_at_once_each_leave_a_whole_file(tmp_path):
     def write(k):
         try:
             for _ in range(15):
-                handouts.write_atomic(target, versions[k])
+                paths.write_atomic(target, versions[k])
         except Exception as e:   # noqa: BLE001 (any failure is the finding)
             errors.append(repr(e))
 
@@ -211,7 +211,7 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_al
     deck = nbs.decks()[0]
     pdfs = handouts.targets(deck)
     # a stale handout would be rebuilt into the tree by this very command: say so, write nothing
-    assert handouts.current(deck), f"run scripts/build 01 first: {nbs.short(pdfs[0])} is stale"
+    assert handouts.current(deck), f"run scripts/build 01 first: {paths.short(pdfs[0])} is stale"
     before = [p.stat().st_mtime_ns for p in pdfs]
     stray = handouts.HANDOUTS / "zz-not-a-handout.pdf"
     index = (handouts.HANDOUTS / "README.md").read_bytes()
@@ -246,7 +246,7 @@ def test_xla_flags_that_abort_xla_are_one_line_in_build_doctor_and_tests(tmp_pat
     assert "fix: unset XLA_FLAGS" in d.stdout and "Traceback" not in d.stdout + d.stderr
     t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "tests/test_env.py::test_pinned_jax_is_the_one_running"],
-                       capture_output=True, text=True, timeout=200, cwd=nbs.ROOT,
+                       capture_output=True, text=True, timeout=200, cwd=paths.ROOT,
                        env={**os.environ, **BAD_FLAGS})
     assert t.returncode == 2, t.stdout + t.stderr
     assert "INTERNALERROR" not in t.stdout + t.stderr
@@ -306,7 +306,7 @@ def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path)
 def test_a_lab_is_never_skipped_for_its_name(tmp_path, monkeypatch):
     for name in ("L2-b", "M7-a-new-lab", "J1-a", "J10-c"):
         tiny(tmp_path / f"{name}.ipynb", "print(1)")
-    monkeypatch.setattr(nbs, "SOLUTIONS", tmp_path)
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path)
     assert [p.stem for p in nbs.lab_sources()] == ["J1-a", "J10-c", "L2-b", "M7-a-new-lab"]
 
 
@@ -343,7 +343,7 @@ def _snapshot():
 def test_missing_browser_one_line_nonzero_and_handouts_untouched():
     before = _snapshot()
     p = subprocess.run([sys.executable, "-m", "workshop", "build", "01", "--force"],
-                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120,
+                       capture_output=True, text=True, cwd=paths.ROOT, timeout=120,
                        env=dict(os.environ, WORKSHOP_BROWSER="/nonexistent/chrome"))
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0 and "apt-get install -y chromium" in p.stderr
@@ -355,7 +355,7 @@ def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{not json")
     p = subprocess.run([sys.executable, "-m", "workshop", "build", str(bad)],
-                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=120)
+                       capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
     assert p.returncode == 2 and "bad.ipynb: not a notebook" in p.stderr
     assert _snapshot() == before
 
@@ -372,7 +372,7 @@ def test_a_build_and_doctor_with_home_unset_or_read_only_work_as_anywhere(tmp_pa
     if home:
         env["HOME"] = home
     run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", *a], env=env,  # noqa
-                                    capture_output=True, text=True, timeout=300, cwd=nbs.ROOT)
+                                    capture_output=True, text=True, timeout=300, cwd=paths.ROOT)
     p = run("build", "--no-pdf", str(nb))
     assert p.returncode == 0 and "FAILED" not in p.stdout + p.stderr, p.stdout + p.stderr
     if home:
@@ -387,8 +387,8 @@ def test_a_symlinked_handouts_folder_is_written_through_and_stays_a_link(tmp_pat
     target.mkdir()
     link = tmp_path / "handouts"
     link.symlink_to(target)
-    handouts.write_atomic(link / "01.pdf", b"%PDF one")
-    handouts.write_atomic(link / "01.pdf", b"%PDF two")
+    paths.write_atomic(link / "01.pdf", b"%PDF one")
+    paths.write_atomic(link / "01.pdf", b"%PDF two")
     assert link.is_symlink() and (target / "01.pdf").read_bytes() == b"%PDF two"
     assert sorted(p.name for p in target.iterdir()) == ["01.pdf"]
 

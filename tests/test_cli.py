@@ -9,12 +9,13 @@ from pathlib import Path
 from workshop import PINNED_JAX, SetupError
 from workshop.devices import banner
 from workshop.tools import notebooks as nbs
+from workshop.tools import paths
 from workshop.tools.kernel import run_code as run_in_fresh_kernel
 
 
 def wk(*args, **kw):
     return subprocess.run([sys.executable, "-m", "workshop", *args], capture_output=True,
-                          text=True, timeout=300, cwd=nbs.ROOT, **kw)
+                          text=True, timeout=300, cwd=paths.ROOT, **kw)
 
 
 def test_unknown_notebook_lists_the_real_ones():
@@ -118,7 +119,7 @@ def _setup_copy(tmp_path):
     import shutil
     (tmp_path / "scripts").mkdir()
     (tmp_path / "environment").mkdir()
-    shutil.copy(nbs.ROOT / "scripts" / "setup", tmp_path / "scripts" / "setup")
+    shutil.copy(paths.ROOT / "scripts" / "setup", tmp_path / "scripts" / "setup")
     (tmp_path / "environment" / "requirements.lock").write_text("")
     (tmp_path / "pyproject.toml").write_text("")
     shims = tmp_path / "shims"
@@ -151,7 +152,7 @@ def _kit_with_a_working_venv(tmp_path):
     import shutil
     for rel in ("scripts/setup", "environment/requirements.lock", "pyproject.toml"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(nbs.ROOT / rel, tmp_path / rel)
+        shutil.copy(paths.ROOT / rel, tmp_path / rel)
     venv = tmp_path / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
@@ -226,7 +227,7 @@ def test_present_offline_after_a_lock_change_presents_with_the_venv_there_is(tmp
     # cannot install it, and present goes on with the working .venv, saying so in one line
     import shutil
     kit = _kit_with_a_working_venv(tmp_path)
-    shutil.copy(nbs.ROOT / "scripts" / "present", kit / "scripts" / "present")
+    shutil.copy(paths.ROOT / "scripts" / "present", kit / "scripts" / "present")
     venv, here = kit / ".venv", Path(sys.prefix)   # .venv: this environment, by its own path
     (venv / "bin" / "python").unlink()
     (venv / "bin" / "python").symlink_to(sys._base_executable)
@@ -276,7 +277,7 @@ def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "otherlock", "-p",
                         "no:cacheprovider",
                         "tests/test_env.py::test_pinned_jax_is_the_one_running"],
-                       capture_output=True, text=True, timeout=200, cwd=nbs.ROOT,
+                       capture_output=True, text=True, timeout=200, cwd=paths.ROOT,
                        env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "INTERNALERROR" not in out, out

@@ -11,7 +11,7 @@ import sys
 import nbformat
 import pytest
 
-from workshop.tools import compose, talk
+from workshop.tools import compose, paths, talk
 from workshop.tools import notebooks as nbs
 
 
@@ -26,7 +26,7 @@ def _first_code_section(deck: str):
 
 def _compose(out, *specs, title="A talk from two decks"):
     return subprocess.run([sys.executable, "-m", "workshop", "compose", str(out), "--title",
-                           title, *specs], capture_output=True, text=True, cwd=nbs.ROOT,
+                           title, *specs], capture_output=True, text=True, cwd=paths.ROOT,
                           timeout=120)
 
 

@@ -11,13 +11,13 @@ import nbformat
 import pytest
 from conftest import JOBS, tiny
 
-from workshop.tools import drift
+from workshop.tools import drift, paths
 from workshop.tools import notebooks as nbs
 
 
 def wk(*args):
     return subprocess.run([sys.executable, "-m", "workshop", "drift", *args],
-                          capture_output=True, text=True, timeout=600, cwd=nbs.ROOT)
+                          capture_output=True, text=True, timeout=600, cwd=paths.ROOT)
 
 
 WHOLE = [p for p, sec in JOBS if sec is None]
@@ -84,7 +84,7 @@ def planted(tmp_path_factory):
          "print('after drift')")
     build = subprocess.Popen([sys.executable, "-m", "workshop", "build", "--no-pdf",
                               str(tmp / "alongside.ipynb")], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, cwd=nbs.ROOT)
+                             stderr=subprocess.STDOUT, text=True, cwd=paths.ROOT)
     try:
         line = build.stdout.readline()   # (another test's build may hold the lock first)
         while line.startswith("build: waiting for the build of pid"):

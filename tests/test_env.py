@@ -7,7 +7,7 @@ import jax
 
 from workshop import PINNED_JAX
 from workshop.tools import env
-from workshop.tools.notebooks import ROOT
+from workshop.tools.paths import ROOT
 
 IN = ROOT / "environment" / "requirements.in"
 

@@ -11,7 +11,7 @@ from conftest import pdf_pages
 from pypdf import PdfReader
 
 from workshop import PINNED_JAX
-from workshop.tools import browser, talk
+from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import handouts, render
 
@@ -41,9 +41,9 @@ def _loose(text: str) -> str:
 def test_committed_handouts_are_current(src):
     digest = handouts.inputs_hash(*handouts.sources_of(src))
     for pdf in handouts.targets(src):
-        assert pdf.exists(), f"{nbs.short(pdf)} is missing: run scripts/build {src.stem[:2]}"
+        assert pdf.exists(), f"{paths.short(pdf)} is missing: run scripts/build {src.stem[:2]}"
         assert handouts.stamp_of(pdf) == digest, (
-            f"{nbs.short(pdf)} is stale for {nbs.short(src)}: run scripts/build {src.stem[:2]}")
+            f"{paths.short(pdf)} is stale for {paths.short(src)}: run scripts/build {src.stem[:2]}")
 
 
 def test_handouts_index_lists_every_pdf_with_its_pages():
@@ -143,9 +143,9 @@ def printer():
 def test_no_slide_is_printed_below_ninety_percent(deck):
     pdf = handouts.targets(deck)[0]
     shrunk = handouts.shrunk_of(pdf)
-    assert shrunk is not None, f"{nbs.short(pdf)} records no shrink: run scripts/build"
+    assert shrunk is not None, f"{paths.short(pdf)} records no shrink: run scripts/build"
     small = [f"slide {i} at {k:.0%}" for i, k in shrunk if k < handouts.MIN_SCALE]
-    assert not small, (f"{nbs.short(pdf)}: {', '.join(small)} (type below "
+    assert not small, (f"{paths.short(pdf)}: {', '.join(small)} (type below "
                        f"{handouts.MIN_SCALE:.0%} of the projector's): split the slide")
 
 
@@ -239,7 +239,7 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
 # (A path or an argument a slide shows on purpose, --xla_dump_to=/tmp/dumps or
 # max_lines=None in a deck's code, is the talk's.)
 FOR_THE_AUTHOR = ["scaled to", "pass max_lines", "BEGIN SOLUTION",
-                  "END SOLUTION", "ipykernel_", "/tmp/tmp", "workshop-run-", str(nbs.ROOT)]
+                  "END SOLUTION", "ipykernel_", "/tmp/tmp", "workshop-run-", str(paths.ROOT)]
 
 
 @pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
@@ -257,7 +257,7 @@ def test_nothing_for_the_author_and_no_near_empty_page(pdf):
 
 
 def test_the_cleaning_leaves_no_path_and_no_solution_marker():
-    root = str(nbs.ROOT)
+    root = str(paths.ROOT)
     html = render.cell_html(nbformat.v4.new_code_cell(
         "x = 1\n    ### BEGIN SOLUTION\ny = 2\n### END SOLUTION\n", outputs=[
             nbformat.v4.new_output("stream", text=f"File /tmp/ipykernel_42/1234.py:3\n"

@@ -16,13 +16,13 @@ from test_labs import (
 from wrong_answers import W
 
 from workshop.labs import Verdict
-from workshop.tools import notebooks as nbs
+from workshop.tools import paths
 
 
 @pytest.mark.parametrize("lab", LABS)
 def test_starter_is_rejected_with_a_hint(lab):
     module, name = LABS[lab]
-    verdicts = _run_as_attendee(nbs.EXERCISES / name)
+    verdicts = _run_as_attendee(paths.EXERCISES / name)
     assert set(verdicts) == _tasks(module)
     for q, v in verdicts.items():
         assert isinstance(v, Verdict), f"{q}: {v}"

@@ -15,7 +15,7 @@ import pytest
 
 from workshop import labs
 from workshop.labs import j1
-from workshop.tools import labgen
+from workshop.tools import errors, labgen, paths
 from workshop.tools import notebooks as nbs
 
 
@@ -33,7 +33,7 @@ WRONG_ANSWERS = [(lab, q, a) for lab in LABS
 RIGHT_ANSWERS = [(lab, q, a) for lab in LABS
                  for q, answers in getattr(_module("wrong_answers", lab), "RIGHT", {}).items()
                  for a in answers]
-ATTENDEE = nbs.EXERCISES / "J1-trace-read-raw.ipynb"
+ATTENDEE = paths.EXERCISES / "J1-trace-read-raw.ipynb"
 CHECK_CALL = re.compile(r"^(q\d)\.check\((.*)\)$")
 
 
@@ -42,12 +42,12 @@ def test_attendee_copies_are_current():
 
 
 def test_generator_clears_solutions_and_check_cells():
-    assert "BEGIN SOLUTION" not in (nbs.EXERCISES / LABS["L2"][1]).read_text()
+    assert "BEGIN SOLUTION" not in (paths.EXERCISES / LABS["L2"][1]).read_text()
     text = ATTENDEE.read_text()
     assert "BEGIN SOLUTION" not in text and "jnp.where(x.sum() > t" not in text
     assert text.count("raise NotImplementedError()") == 4
     assert "assert q1.check" not in text
-    with pytest.raises(nbs.KitError, match="without"):
+    with pytest.raises(errors.KitError, match="without"):
         labgen.clear_solutions("x = 1\n### BEGIN SOLUTION\ny = 2\n")
 
 
@@ -76,8 +76,8 @@ def _tasks(module):
 def test_every_lab_source_has_its_checks_module_and_wrong_answers():
     # each lab source names its checks module and wrong answers by its id; no module is orphaned
     ids = {p.stem.split("-")[0].lower() for p in nbs.lab_sources()}
-    modules = {p.stem for p in (nbs.ROOT / "workshop" / "labs").glob("*.py")} - {"__init__"}
-    wrong = {p.stem for p in (nbs.ROOT / "tests" / "wrong_answers").glob("*.py")} - {"__init__"}
+    modules = {p.stem for p in (paths.ROOT / "workshop" / "labs").glob("*.py")} - {"__init__"}
+    wrong = {p.stem for p in (paths.ROOT / "tests" / "wrong_answers").glob("*.py")} - {"__init__"}
     assert len(ids) >= 6 and ids == modules == wrong, (ids, modules, wrong)
 
 
@@ -171,10 +171,10 @@ def test_solution_works_from_a_non_editable_install(tmp_path):
     import sys
     from pathlib import Path
     src = tmp_path / "src"
-    shutil.copytree(nbs.ROOT / "workshop", src / "workshop",
+    shutil.copytree(paths.ROOT / "workshop", src / "workshop",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("pyproject.toml", "README.md"):
-        shutil.copy(nbs.ROOT / f, src / f)
+        shutil.copy(paths.ROOT / f, src / f)
     site = tmp_path / "site"
     uv = Path(sys.executable).with_name("uv")   # the lock's uv (.venv has no pip)
     subprocess.run([str(uv), "pip", "install", "-q", "--python", sys.executable, "--no-deps",
@@ -194,7 +194,7 @@ def test_solution_works_from_a_non_editable_install(tmp_path):
 
 def test_each_solution_is_its_blocks_code_without_the_markers():
     for lab, (module, name) in LABS.items():
-        cells = [c.source for c in nbs.read(nbs.SOLUTIONS / name).cells
+        cells = [c.source for c in nbs.read(paths.SOLUTIONS / name).cells
                  if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
         assert len(cells) == sum(bool(re.fullmatch(r"q\d", k)) for k in vars(module)), lab
         for i, cell in enumerate(cells, 1):
@@ -228,7 +228,7 @@ def test_the_sheet_keeps_what_a_task_gives_to_read_and_nothing_that_answers_it()
     shown = {i: c.outputs[0].text for i, c in enumerate(got.cells) if c.get("outputs")}
     assert shown == {1: "def h(x): ..."}   # not the verdict, the reveal, an answer's use, an error
     assert all(not c.get("outputs") for c in sheet.cells)   # the sheet itself is untouched
-    with pytest.raises(nbs.KitError, match="does not match its solution"):
+    with pytest.raises(errors.KitError, match="does not match its solution"):
         labgen.with_given_outputs(nbformat.v4.new_notebook(cells=sheet.cells[:3]), solution)
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from workshop.tools import env
+from workshop.tools import env, paths
 from workshop.tools import notebooks as nbs
 
-ROOT = nbs.ROOT
+ROOT = paths.ROOT
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
@@ -60,14 +60,14 @@ def test_the_version_has_a_changelog_entry():
         assert f"### {reader}" in entry, f"the {version} entry says nothing for {reader}"
 
 
-def _third_party_imports(paths) -> dict[str, set[str]]:
+def _third_party_imports(files) -> dict[str, set[str]]:
     """{distribution: {file, ...}} for every module the files import that is not the
     standard library, the kit itself, or a local test module."""
     local = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {"workshop"} | {
         p.name for p in (ROOT / "tests").iterdir() if p.is_dir()}   # tests/wrong_answers
     dists = packages_distributions()
     out: dict[str, set[str]] = {}
-    for path in paths:
+    for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -80,7 +80,7 @@ def _third_party_imports(paths) -> dict[str, set[str]]:
                 if top in sys.stdlib_module_names or top in local:
                     continue
                 for dist in dists.get(top, [f"(no distribution for {top})"]):
-                    out.setdefault(env.canon(dist), set()).add(nbs.short(path))
+                    out.setdefault(env.canon(dist), set()).add(paths.short(path))
     return out
 
 
@@ -153,7 +153,7 @@ def test_the_runtime_never_imports_the_tools():
         assert any(m.startswith("workshop.tools") for m in _imports(src, "workshop.show", False))
     assert any(m.startswith("workshop.tools")
                for m in _imports("from ..tools import env", "workshop.labs.j1", False))
-    reach = {nbs.short(p): sorted(m for m in _imports(p.read_text(encoding="utf-8"), _module(p),
+    reach = {paths.short(p): sorted(m for m in _imports(p.read_text(encoding="utf-8"), _module(p),
                                                         p.name == "__init__.py")
                                   if m == "workshop.tools" or m.startswith("workshop.tools."))
              for p in _runtime_files() if p.name != "__main__.py"}   # (the command's door)
@@ -174,7 +174,7 @@ def test_no_deck_or_lab_cell_imports_the_tools():
             got |= {"workshop.tools"} if re.search(r"from workshop import [^\n]*\btools\b",
                                                    code) else set()
             if got:
-                reach[f"{nbs.short(nb)} cell {i}"] = sorted(got)
+                reach[f"{paths.short(nb)} cell {i}"] = sorted(got)
     assert reach == {}
 
 
@@ -226,7 +226,7 @@ def test_the_package_map_in_maintaining_lists_every_module_in_its_layer():
     layers = _mapped()
     listed = layers["runtime"] + layers["tools"]
     assert len(listed) == len(set(listed)), "a module is listed twice"
-    want = {nbs.short(p) for p in PACKAGE.rglob("*.py")
+    want = {paths.short(p) for p in PACKAGE.rglob("*.py")
             if not (p.name == "__init__.py" and ast.get_docstring(ast.parse(p.read_text()))
                     and len(ast.parse(p.read_text()).body) == 1)}
     assert set(listed) == want, (f"missing from the map: {sorted(want - set(listed))}; "

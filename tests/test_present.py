@@ -24,11 +24,11 @@ import nbformat
 import pytest
 from conftest import tiny
 
-from workshop.tools import browser
+from workshop.tools import browser, paths
 from workshop.tools import notebooks as nbs
 from workshop.tools.present import call, free_port, session_for
 
-SHOTS = nbs.ROOT / "build" / "screenshots"
+SHOTS = paths.BUILD / "screenshots"
 # The sizes a deck is looked at (a laptop, a small projector, a full-HD projector): the slide is
 # 1280×720 and Reveal scales it as a whole, so each must show all of it, nothing cropped.
 SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
@@ -137,7 +137,7 @@ def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=
         cmd = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *cmd]
     cmd = (prefix or []) + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, cwd=nbs.ROOT,
+                         text=True, cwd=paths.ROOT,
                          env={k: v for k, v in {**os.environ, **(env or {})}.items()
                               if v is not None})   # None: unset
     seen, url = [], None
@@ -203,9 +203,9 @@ def presenting(tmp_path_factory):
 def executed_decks():
     """A folder the present server serves (it serves the checkout) for the decks as the
     session's fresh kernels ran them, beside copies of the decks' stylesheets."""
-    folder = nbs.ROOT / "build" / f"rise-executed-{os.getpid()}"
+    folder = paths.BUILD / f"rise-executed-{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
-    for css in nbs.DECKS.glob("*.css"):
+    for css in paths.DECKS.glob("*.css"):
         shutil.copy(css, folder / css.name)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -226,7 +226,7 @@ def open_deck(url: str, deck) -> tuple[str, str | None]:
     """The RISE address of `deck` (a kit deck or an executed copy) on the server behind `url`,
     and the session started for it the way present starts one (None for the deck present itself
     opened)."""
-    rel = deck.relative_to(nbs.ROOT).as_posix()
+    rel = deck.relative_to(paths.ROOT).as_posix()
     if f"/rise/{rel}?" in url:
         return url, None
     u = urlparse(url)
@@ -385,7 +385,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     # The deck present opened runs every code cell from the slideshow, as the presenter does
     # (the kernel-side truth of every cell of every deck is test_notebooks' fresh-kernel run);
     # the others show that run's outputs, which is what a slide's layout depends on.
-    live = f"/rise/{deck.relative_to(nbs.ROOT).as_posix()}?" in presenting["url"] or \
+    live = f"/rise/{deck.relative_to(paths.ROOT).as_posix()}?" in presenting["url"] or \
         bool(os.environ.get("WORKSHOP_TEST_FULL"))   # scripts/test --full: every deck live
     ran = None if live else runs[(deck, None)][1]
     nb = nbs.read(deck) if live else nbformat.reads(ran, as_version=4)   # what RISE shows
@@ -522,7 +522,7 @@ def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenti
     # T opens Reveal's notes window. Before workshop.tools.speaker_notes it showed each note twice
     # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
     # first slide, sent the slideshow back to slide 1
-    nb = nbs.read(nbs.DECKS / "01-run-it-first.ipynb")
+    nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     page.goto(presenting["url"])
     page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
@@ -568,7 +568,7 @@ def test_presenting_never_autosaves_the_committed_deck(presenting):
     for deck in nbs.decks():
         assert deck.read_text(encoding="utf-8") == nbs.normalised(nbs.read(deck)), deck.name
     # nor a checkpoint (JupyterLab copies a notebook it opens): they go to the server's folder
-    written = [p for p in nbs.ROOT.rglob(".ipynb_checkpoints/*")
+    written = [p for p in paths.ROOT.rglob(".ipynb_checkpoints/*")
                if ".venv" not in p.parts and p.stat().st_ctime >= presenting["started"]]
     assert written == [], written
 
@@ -653,7 +653,7 @@ def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refuse
     port = free_port()
     p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
                         "--port", str(port)], capture_output=True, text=True, timeout=180,
-                       cwd=nbs.ROOT, env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
+                       cwd=paths.ROOT, env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
     assert p.returncode == 1, p.stdout + p.stderr
     err = p.stderr.strip()
     assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
@@ -668,7 +668,7 @@ def test_ctrl_c_stops_the_server_cleanly(presenting):
 
 def test_present_lists_decks_and_refuses_a_wrong_name():
     run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
-                                    capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+                                    capture_output=True, text=True, cwd=paths.ROOT, timeout=60)
     listing = run()
     assert listing.returncode == 0 and "01-run-it-first" in listing.stdout
     wrong = run("99")
@@ -732,7 +732,7 @@ def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
 
 def test_a_port_out_of_range_is_one_line():
     p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
-                        "--port", "70000"], capture_output=True, text=True, cwd=nbs.ROOT,
+                        "--port", "70000"], capture_output=True, text=True, cwd=paths.ROOT,
                        timeout=60)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
     assert "--port 70000: pick a port from 1024 to 65535" in p.stderr
@@ -757,19 +757,19 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting,
                                   "a link out of the kit",
                                   "a cell without a slide type", "XLA_FLAGS that abort XLA"])
 def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
-    deck = nbs.DECKS / "01-run-it-first.ipynb"
+    deck = paths.DECKS / "01-run-it-first.ipynb"
     arg, env, want = str(deck), dict(os.environ), None
     if case == "outside the kit":
         arg = str(shutil.copy(deck, tmp_path / deck.name))
-        want = f"{arg} is outside the kit's folder, {nbs.ROOT}, which is all that present serves"
+        want = f"{arg} is outside the kit's folder, {paths.ROOT}, which is all that present serves"
     elif case == "../ out of the kit":   # a relative path that climbs out of the checkout
         out = shutil.copy(deck, tmp_path / deck.name)
-        arg = os.path.relpath(out, nbs.ROOT)
+        arg = os.path.relpath(out, paths.ROOT)
         assert arg.startswith("../")
         want = f"{out} is outside the kit's folder"
     elif case == "a link out of the kit":
         out = shutil.copy(deck, tmp_path / deck.name)
-        link = nbs.ROOT / "build" / f"link-{os.getpid()}.ipynb"
+        link = paths.BUILD / f"link-{os.getpid()}.ipynb"
         link.unlink(missing_ok=True)
         link.symlink_to(out)
         arg, want = str(link), f"{out} is outside the kit's folder"
@@ -778,10 +778,10 @@ def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
         k = next(i for i, c in enumerate(nb["cells"])
                  if c["metadata"].get("slideshow", {}).get("slide_type") == "notes")
         del nb["cells"][k]["metadata"]["slideshow"]
-        bare = nbs.ROOT / "build" / f"bare-{os.getpid()}.ipynb"
+        bare = paths.BUILD / f"bare-{os.getpid()}.ipynb"
         bare.write_text(json.dumps(nb))
         arg = str(bare)
-        want = (f"{nbs.short(bare)}: cell {k} has no slide type (set metadata.slideshow."
+        want = (f"{paths.short(bare)}: cell {k} has no slide type (set metadata.slideshow."
                 "slide_type to one of -, fragment, notes, skip, slide, subslide): it would show "
                 "on the slide")
     else:
@@ -791,9 +791,9 @@ def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
                 "XLA_FLAGS: --xla_no_such_flag=1): unset XLA_FLAGS")
     try:
         p = subprocess.run([sys.executable, "-m", "workshop", "present", arg, "--no-browser"],
-                           capture_output=True, text=True, cwd=nbs.ROOT, env=env, timeout=120)
+                           capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120)
     finally:
-        for made in nbs.ROOT.joinpath("build").glob(f"*-{os.getpid()}.ipynb"):
+        for made in paths.ROOT.joinpath("build").glob(f"*-{os.getpid()}.ipynb"):
             made.unlink()
     assert p.returncode == 2, p.stdout + p.stderr
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("workshop present: ")
@@ -806,12 +806,12 @@ def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
 # and every other test, still see it writable)
 READ_ONLY = ["unshare", "-m", "sh", "-c",
              'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
-             str(nbs.ROOT)]
+             str(paths.ROOT)]
 
 
 def _read_only_works() -> bool:
     try:
-        p = subprocess.run(READ_ONLY + ["sh", "-c", f"! touch {nbs.ROOT}/build/.ro-probe"],
+        p = subprocess.run(READ_ONLY + ["sh", "-c", f"! touch {paths.ROOT}/build/.ro-probe"],
                            capture_output=True, timeout=30)
     except OSError:
         return False
@@ -832,7 +832,7 @@ def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
     out = proc.stdout.read()
     assert not port_open(port)
     build = subprocess.run(READ_ONLY + [sys.executable, "-m", "workshop", "build", "--no-pdf",
-                                        "01"], capture_output=True, text=True, cwd=nbs.ROOT,
+                                        "01"], capture_output=True, text=True, cwd=paths.ROOT,
                            timeout=120)
     assert build.returncode == 2 and build.stderr.count("\n") == 1, build.stderr
     assert re.match(r"workshop build: cannot write build(/\.build\.lock)?: Read-only file "
@@ -882,7 +882,7 @@ def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
     # bind mount, made before /tmp's is turned read-only, keeps its flags)
     no_tmp = ["unshare", "-m", "sh", "-c",
               'mount --bind /tmp /tmp && mount --bind "$0" "$0" && '
-              'mount -o remount,ro,bind /tmp && exec "$@"', str(nbs.ROOT)]
+              'mount -o remount,ro,bind /tmp && exec "$@"', str(paths.ROOT)]
     if subprocess.run(no_tmp + ["sh", "-c", "! touch /tmp/.probe"], capture_output=True,
                       timeout=30).returncode != 0:
         pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
@@ -895,7 +895,7 @@ def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
         assert stop_present(proc) == 0
     path = tiny(tmp_path / "no-tmp.ipynb", "import tempfile; print(tempfile.gettempdir())")
     p = subprocess.run(no_tmp + [sys.executable, "-m", "workshop", "build", "--no-pdf",
-                                 str(path)], capture_output=True, text=True, cwd=nbs.ROOT,
+                                 str(path)], capture_output=True, text=True, cwd=paths.ROOT,
                        timeout=300)
     assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
 
@@ -912,7 +912,7 @@ def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
 def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_was():
     # the presenter rebuilds the deck on show (`build --force`): the build runs a copy in a
     # kernel of its own; the slideshow's kernel and server go on; the deck's bytes are unchanged
-    deck = tiny(nbs.ROOT / "build" / f"both-{os.getpid()}.ipynb", "print(6 * 7)", deck=True)
+    deck = tiny(paths.BUILD / f"both-{os.getpid()}.ipynb", "print(6 * 7)", deck=True)
     before = deck.read_bytes()
     port = free_port()
     try:
@@ -920,7 +920,7 @@ def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_w
         try:
             p = subprocess.run([sys.executable, "-m", "workshop", "build", "--force",
                                 "--no-pdf", str(deck)], capture_output=True, text=True,
-                               cwd=nbs.ROOT, timeout=300)
+                               cwd=paths.ROOT, timeout=300)
             assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
             base, token = url.split("/rise/")[0], url.split("token=")[1]
             kernels = call(base, token, "/api/kernels")

@@ -13,10 +13,10 @@ import pytest
 from test_present import NEXT_JS, chromium, stop_present  # noqa: F401  (chromium: a fixture)
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import rehearse
+from workshop.tools import paths, rehearse
 from workshop.tools.present import free_port
 
-DECK = nbs.DECKS / "01-run-it-first.ipynb"
+DECK = paths.DECKS / "01-run-it-first.ipynb"
 NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number');"
              " return e && e.innerText.replace(/ /g, '').startsWith(n + '/'); }")
 
@@ -25,7 +25,7 @@ NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number')
 def rehearsing():
     p = subprocess.Popen([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
                           "--rehearse", "--port", str(free_port())], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, cwd=nbs.ROOT)
+                         stderr=subprocess.STDOUT, text=True, cwd=paths.ROOT)
     seen, url, log = [], None, None
     end = time.monotonic() + 180
     while time.monotonic() < end and url is None:
@@ -40,7 +40,7 @@ def rehearsing():
         seen.append(line)
         m = re.search(r"writes (build/rehearsal/\S+)\.md", line)
         if m:
-            log = nbs.ROOT / (m.group(1) + ".log")
+            log = paths.ROOT / (m.group(1) + ".log")
             break
     if url is None or log is None:
         p.kill()
@@ -129,7 +129,7 @@ def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: 
     out = p.stdout.read()
     m = re.search(r"rehearsal report (build/rehearsal/\S+\.md)", out)
     assert m, out
-    text = (nbs.ROOT / m.group(1)).read_text(encoding="utf-8")
+    text = (paths.ROOT / m.group(1)).read_text(encoding="utf-8")
     print(text)
     plan = rehearse.plan(nbs.read(DECK))
     rows = {int(r[0]): r for r in re.findall(

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from workshop.tools import notebooks as nbs
+from workshop.tools import paths
 from workshop.tools.builder import execute
 
 
@@ -18,9 +19,9 @@ from workshop.tools.builder import execute
 def scratch(tmp_path_factory):
     root = tmp_path_factory.mktemp("kit")
     for d in ("workshop", "decks", "exercises", "tests", "environment", "docs"):
-        shutil.copytree(nbs.ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(paths.ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("README.md", "pyproject.toml"):
-        shutil.copy(nbs.ROOT / f, root / f)
+        shutil.copy(paths.ROOT / f, root / f)
     return root
 
 

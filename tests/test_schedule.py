@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import schedule, talk
+from workshop.tools import paths, schedule, talk
 from workshop.tools.builder import handouts
 
 
@@ -42,8 +42,8 @@ def test_every_deck_and_lab_has_its_metadata_minutes_once_in_the_schedule():
 
 def test_the_readme_table_and_the_guides_timings_agree_with_the_schedule():
     rows = _rows(schedule.SOURCE.read_text(encoding="utf-8"))
-    readme = (nbs.ROOT / "README.md").read_text(encoding="utf-8")
-    guide = (nbs.DECKS / "README.md").read_text(encoding="utf-8")
+    readme = (paths.ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (paths.DECKS / "README.md").read_text(encoding="utf-8")
     for p in nbs.decks():
         w = nbs.read(p).metadata.workshop
         lab = w.lab
@@ -89,12 +89,12 @@ def test_days_sessions_and_breaks():
 ])
 def test_bad_input_is_one_line_and_exit_2(args, says):
     p = subprocess.run([sys.executable, "-m", "workshop", "schedule", *args],
-                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+                       capture_output=True, text=True, cwd=paths.ROOT, timeout=60)
     assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stdout[:200])
     assert p.stderr.strip().count("\n") == 0 and says in p.stderr, p.stderr
 
 
 def test_another_start_shifts_the_day():
     p = subprocess.run([sys.executable, "-m", "workshop", "schedule", "--start", "10:00"],
-                       capture_output=True, text=True, cwd=nbs.ROOT, timeout=60)
+                       capture_output=True, text=True, cwd=paths.ROOT, timeout=60)
     assert p.returncode == 0 and "| 10:00–10:45 | [Deck 01" in p.stdout

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import talk
+from workshop.tools import paths, talk
 
 DECKS = nbs.decks()
-ALL = nbs.all_notebooks() + sorted(nbs.EXERCISES.glob("*.ipynb"))
+ALL = nbs.all_notebooks() + sorted(paths.EXERCISES.glob("*.ipynb"))
 RISE_KEYS = {"width", "height", "scroll", "slideNumber", "footer"}
 
 
@@ -17,7 +17,7 @@ def test_the_kit_has_its_notebooks():
     assert [p.stem for p in nbs.lab_sources()][:1] == ["J1-trace-read-raw"]
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+@pytest.mark.parametrize("path", ALL, ids=lambda p: paths.short(p))
 def test_committed_clean_no_outputs_normalised(path):
     nb = nbs.read(path)
     for i, cell in enumerate(nb.cells):
@@ -36,10 +36,10 @@ def test_a_jupyterlab_save_of_an_unchanged_notebook_changes_no_byte(tmp_path):
         copy = tmp_path / path.name
         shutil.copy(path, copy)
         cm.save(cm.get(path.name), path.name)
-        assert copy.read_bytes() == path.read_bytes(), f"a save rewrites {nbs.short(path)}"
+        assert copy.read_bytes() == path.read_bytes(), f"a save rewrites {paths.short(path)}"
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+@pytest.mark.parametrize("path", ALL, ids=lambda p: paths.short(p))
 def test_setup_cell_first_and_known_tags(path):
     nb = nbs.read(path)
     s = nbs.setup_index(nb)
@@ -52,7 +52,7 @@ def test_setup_cell_first_and_known_tags(path):
     assert nb.metadata.kernelspec.name == "python3"
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: nbs.short(p))
+@pytest.mark.parametrize("path", ALL, ids=lambda p: paths.short(p))
 def test_nothing_for_the_author_reaches_the_audience(path):
     assert nbs.audience_problems(nbs.read(path)) == []   # the rule the build enforces
 
@@ -140,7 +140,7 @@ def test_a_lab_says_how_many_tasks_and_minutes_its_metadata_says(path):
 
 
 def test_readme_table_matches_the_notebooks_metadata():
-    readme = (nbs.ROOT / "README.md").read_text()
+    readme = (paths.ROOT / "README.md").read_text()
     for deck in DECKS:
         w = nbs.read(deck).metadata.workshop
         lab = next(p for p in nbs.lab_sources() if p.stem.startswith(w.lab + "-"))

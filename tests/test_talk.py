@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import talk
+from workshop.tools import paths, talk
 from workshop.tools.builder import render
 
 
@@ -151,10 +151,10 @@ def test_the_report_lists_talk_cells_over_the_stage_budget_only(tmp_path):
     times[4] = 1.6      # "x = 1", on the talk path: listed
     times[5] = 9.0      # a hidden check: the room never waits for it
     times[14] = 9.0     # "y = 2", in the appendix: not on stage
-    got = report.slow_on_stage([Result(name=nbs.short(path), times=times)], [path])
+    got = report.slow_on_stage([Result(name=paths.short(path), times=times)], [path])
     assert len(got) == 1 and "cell 4 “One” took 1.60 s" in got[0]
     times[4] = 1.5      # at the budget: fine
-    assert report.slow_on_stage([Result(name=nbs.short(path), times=times)], [path]) == []
+    assert report.slow_on_stage([Result(name=paths.short(path), times=times)], [path]) == []
 
 
 def test_the_report_takes_a_copy_that_states_no_minutes(tmp_path):

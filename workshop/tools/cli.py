@@ -6,6 +6,7 @@ import errno
 import sys
 from pathlib import Path
 
+from . import errors, paths
 from . import notebooks as nbs
 
 # what an OSError means when the kit cannot write where it must: one line, not a traceback
@@ -38,9 +39,9 @@ def cmd_fmt(args) -> int:
         talk.with_plan(nb)   # a deck's plan (title slide's notes) follows its sections
         text = nbs.normalised(nb)
         if p.read_text(encoding="utf-8") != text:
-            dirty.append(nbs.short(p))
+            dirty.append(paths.short(p))
             if not args.check:
-                nbs.replace_file(p, text)
+                paths.write_atomic(p, text)
     if args.check and dirty:
         print(f"fmt: not normalised: {', '.join(dirty)}; run python -m workshop fmt")
         return 1
@@ -161,13 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         return args.fn(args)
-    except nbs.KitError as e:
+    except errors.KitError as e:
         print(f"{ap.prog} {args.cmd}: {e}", file=sys.stderr)
         return 2
     except OSError as e:   # a read-only checkout, a full disk, a folder of another user's
         if e.errno not in UNWRITABLE:
             raise
-        where = nbs.short(Path(e.filename)) if e.filename else "a file it needs"
+        where = paths.short(Path(e.filename)) if e.filename else "a file it needs"
         print(f"{ap.prog} {args.cmd}: cannot write {where}: {e.strerror} (the kit writes "
               "build/ and handouts/ in its checkout: make it writable, or work in a copy)",
               file=sys.stderr)

@@ -20,8 +20,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import errors, paths, talk
 from . import notebooks as nbs
-from . import talk
 
 # What a note in a deck says about the rest of the course or the deck around it: stale once
 # the section stands in another talk.
@@ -52,8 +52,8 @@ def parse(specs: list[str]) -> list[Pick]:
     read = {}
     for spec in specs:
         if ":" not in spec:
-            raise nbs.KitError(f"{spec!r}: name a section as DECK:TITLE, e.g. "
-                               "01:\"The four stations of a jitted call\"")
+            raise errors.KitError(f"{spec!r}: name a section as DECK:TITLE, e.g. "
+                                  "01:\"The four stations of a jitted call\"")
         key, title = (x.strip() for x in spec.split(":", 1))
         path = nbs.select([key], among=decks, what="deck")[0]
         nb = read.setdefault(path, nbs.read(path))
@@ -64,16 +64,16 @@ def parse(specs: list[str]) -> list[Pick]:
         if len(hits) != 1:
             why = "matches several sections" if hits else "is not a section"
             names = "; ".join(f"“{s.title}”" for s in secs)
-            raise nbs.KitError(f"{spec!r}: {title!r} {why} of {path.stem} (its sections: "
-                               f"{names})")
+            raise errors.KitError(f"{spec!r}: {title!r} {why} of {path.stem} (its sections: "
+                                  f"{names})")
         sec = hits[0]
         app = talk.appendix_sections(nb)
         if sec.title == "Key points" or (app and sec.start == app[0].start):
-            raise nbs.KitError(f"{spec!r}: “{sec.title}” is {path.stem}'s own closing or "
-                               "divider; the talk gets a closing slide of its own")
+            raise errors.KitError(f"{spec!r}: “{sec.title}” is {path.stem}'s own closing or "
+                                  "divider; the talk gets a closing slide of its own")
         if (path, sec.start) in seen:
-            raise nbs.KitError(f"{spec!r}: {path.stem} “{sec.title}” is named twice (also as "
-                               f"{seen[(path, sec.start)]!r})")
+            raise errors.KitError(f"{spec!r}: {path.stem} “{sec.title}” is named twice (also as "
+                                  f"{seen[(path, sec.start)]!r})")
         seen[(path, sec.start)] = spec
         picks.append(Pick(path, nb, sec, spec))
     return picks
@@ -177,11 +177,11 @@ def references(nb, generated: set[str] = frozenset()) -> list[str]:
 def main(out: str, title: str, specs: list[str], force: bool = False) -> int:
     path = Path(out)
     if path.suffix != ".ipynb":
-        raise nbs.KitError(f"{out}: the talk is a notebook; name it NAME.ipynb")
+        raise errors.KitError(f"{out}: the talk is a notebook; name it NAME.ipynb")
     if not title.strip():
-        raise nbs.KitError("--title is empty: give the talk a title")
+        raise errors.KitError("--title is empty: give the talk a title")
     if path.exists() and not force:
-        raise nbs.KitError(f"{out} exists (pass --force to overwrite it)")
+        raise errors.KitError(f"{out} exists (pass --force to overwrite it)")
     picks = parse(specs)
     nb, generated = compose(title.strip(), picks)
     bad = talk.problems(nb) + nbs.audience_problems(nb)
@@ -189,7 +189,7 @@ def main(out: str, title: str, specs: list[str], force: bool = False) -> int:
         raise RuntimeError("compose made a deck the kit rejects: " + "; ".join(bad))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(nbs.normalised(nb), encoding="utf-8")
-    shutil.copy(nbs.DECKS / "rise.css", path.parent / "rise.css")
+    shutil.copy(paths.DECKS / "rise.css", path.parent / "rise.css")
     path.with_suffix(".css").write_text(
         f"/* {path.stem}: jupyterlab-rise asks for a stylesheet named after the deck; the "
         "styles are in rise.css beside it. */\n", encoding="utf-8")

@@ -27,9 +27,10 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import errors, paths
 from . import notebooks as nbs
 
-DRIFT = nbs.ROOT / "build" / "drift"
+DRIFT = paths.BUILD / "drift"
 _VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
 _JAX_PIN = re.compile(r"^(jax|jaxlib)==")
 
@@ -126,12 +127,12 @@ def breaks_in(path: Path, nb, stopped: str | None = None, at: int = 0) -> list[B
     for i in range(len(nb.cells)):
         b = classify(nb, i, lab)
         if b is not None:
-            b.notebook = nbs.short(path)
+            b.notebook = paths.short(path)
             out.append(b)
     if stopped:
         out = [b for b in out if b.cell != at]
         first = next((r for r in nb.cells[at].source.split("\n") if r.strip()), "")
-        out.append(Break(nbs.short(path), at, nbs.title_at(nb, at), "stopped",
+        out.append(Break(paths.short(path), at, nbs.title_at(nb, at), "stopped",
                          _first_lines(stopped, 1), first[:100]))
         out.sort(key=lambda b: b.cell)
     return out
@@ -139,18 +140,18 @@ def breaks_in(path: Path, nb, stopped: str | None = None, at: int = 0) -> list[B
 
 # --------------------------------------------------------------------------- inside the env
 
-def inside(paths: list[Path], out: Path) -> None:
+def inside(notebooks: list[Path], out: Path) -> None:
     """Run in the interpreter under test: execute every notebook, write the breaks as JSON."""
     import jax
     import nbformat
 
     from .builder import execute
-    results = execute.run_many([(p, None) for p in paths], allow_errors=True, preamble=PREAMBLE)
+    results = execute.run_many([(p, None) for p in notebooks], allow_errors=True, preamble=PREAMBLE)
     report = {"jax": jax.__version__, "python": sys.version.split()[0], "notebooks": []}
-    for p, (res, text) in zip(paths, results):
+    for p, (res, text) in zip(notebooks, results):
         nb = nbformat.reads(text, as_version=4)
         report["notebooks"].append({
-            "path": nbs.short(p), "cells": len(nb.cells), "seconds": round(res.seconds, 1),
+            "path": paths.short(p), "cells": len(nb.cells), "seconds": round(res.seconds, 1),
             "breaks": [asdict(b) for b in breaks_in(
                 p, nb, res.stopped or None, res.failure.cell if res.failure else 0)]})
     out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -165,14 +166,14 @@ def _run(cmd: list[str], what: str, **kw) -> None:
                  if ln.strip() and "is ignored: it is neither" not in ln]
         why = next((ln for ln in lines if ln.startswith(("ERROR", "error:"))),
                    lines[-1] if lines else "")
-        raise nbs.KitError(f"{what}: {why.strip()[:300]}")
+        raise errors.KitError(f"{what}: {why.strip()[:300]}")
 
 
 def side_env(version: str, base: str = sys.executable) -> Path:
     """The Python of a venv with jax==version, jaxlib==version and the rest of the lock."""
     from .env import LOCK
     if not _VERSION.match(version):
-        raise nbs.KitError(f"{version!r} is not a JAX version (like 0.10.2)")
+        raise errors.KitError(f"{version!r} is not a JAX version (like 0.10.2)")
     home = DRIFT / f"jax-{version}"
     py = home / "venv" / "bin" / "python"
     rest = [ln for ln in _blocks(LOCK.read_text()) if not _JAX_PIN.match(ln)]
@@ -184,7 +185,7 @@ def side_env(version: str, base: str = sys.executable) -> Path:
         return py
     shutil.rmtree(home, ignore_errors=True)   # ours alone: a half-made one from an earlier run
     home.mkdir(parents=True)
-    print(f"drift: making a side environment with JAX {version} in {nbs.short(home)}/ "
+    print(f"drift: making a side environment with JAX {version} in {paths.short(home)}/ "
           f"(Python {base_version}; a few minutes, once)", file=sys.stderr)
     uv = [str(_uv()), "pip", "install", "-q", "--compile-bytecode", "--python", str(py)]
     try:
@@ -209,8 +210,8 @@ def _uv() -> Path:
     here = Path(sys.executable).with_name("uv")
     found = here if here.exists() else shutil.which("uv")
     if not found:
-        raise nbs.KitError("drift: no uv beside this Python or on PATH (scripts/setup installs "
-                           "the lock's)")
+        raise errors.KitError("drift: no uv beside this Python or on PATH (scripts/setup installs "
+                              "the lock's)")
     return Path(found)
 
 
@@ -231,7 +232,7 @@ def _differs(py: Path) -> list[str]:
     """What the side env has that the lock does not say (pip may move jax's dependencies)."""
     code = ("import json; from workshop.tools import env; print(json.dumps(env.mismatches()))")
     p = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(nbs.ROOT)})
+                       env={**os.environ, "PYTHONPATH": str(paths.ROOT)})
     try:
         return [m for m in json.loads(p.stdout) if not m.startswith(("jax:", "jaxlib:"))]
     except json.JSONDecodeError:
@@ -262,8 +263,8 @@ def render(report: dict, differs: list[str]) -> str:
 
 def main(version: str | None, python: str | None, names: list[str],
          report_dir: Path = DRIFT) -> int:
-    paths = nbs.select(names)
-    for p in paths:
+    notebooks = nbs.select(names)
+    for p in notebooks:
         nbs.read(p)   # a corrupt notebook is named before anything is installed
     if python:
         py = Path(python)
@@ -273,33 +274,33 @@ def main(version: str | None, python: str | None, names: list[str],
         except OSError:
             works = False
         if not works:
-            raise nbs.KitError(f"{python} is not a Python with jax and nbclient installed")
+            raise errors.KitError(f"{python} is not a Python with jax and nbclient installed")
     elif version:
         py = side_env(version)
     else:
-        raise nbs.KitError("name a JAX version (drift 0.10.2) or an interpreter (--python PATH)")
+        raise errors.KitError("name a JAX version (drift 0.10.2) or an interpreter (--python PATH)")
     report_dir.mkdir(parents=True, exist_ok=True)
     tmp = report_dir / f".report-{os.getpid()}.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(nbs.ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
-    print(f"drift: running {len(paths)} notebook(s) to the end with {py}", file=sys.stderr)
+        [str(paths.ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+    print(f"drift: running {len(notebooks)} notebook(s) to the end with {py}", file=sys.stderr)
     try:
-        p = subprocess.run([str(py), "-m", "workshop.tools.drift", str(tmp), *map(str, paths)],
-                           env=env, cwd=nbs.ROOT)
+        p = subprocess.run([str(py), "-m", "workshop.tools.drift", str(tmp), *map(str, notebooks)],
+                           env=env, cwd=paths.ROOT)
         if p.returncode != 0 or not tmp.exists():
-            raise nbs.KitError(f"the run in {py} failed (exit {p.returncode})")
+            raise errors.KitError(f"the run in {py} failed (exit {p.returncode})")
         report = json.loads(tmp.read_text(encoding="utf-8"))
     finally:
         tmp.unlink(missing_ok=True)
     if version and report["jax"] != version:
-        raise nbs.KitError(f"asked for JAX {version}, but {py} has JAX {report['jax']}")
+        raise errors.KitError(f"asked for JAX {version}, but {py} has JAX {report['jax']}")
     text = render(report, _differs(py))
     name = f"jax-{report['jax']}"
     (report_dir / f"{name}.md").write_text(text + "\n", encoding="utf-8")
     as_json = json.dumps(report, indent=1, ensure_ascii=False) + "\n"
     (report_dir / f"{name}.json").write_text(as_json, encoding="utf-8")
     print(text)
-    print(f"drift: report in {nbs.short(report_dir / (name + '.md'))}")
+    print(f"drift: report in {paths.short(report_dir / (name + '.md'))}")
     return 1 if any(nb["breaks"] for nb in report["notebooks"]) else 0
 
 

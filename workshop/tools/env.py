@@ -5,7 +5,7 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-from .notebooks import LOCK
+from .paths import LOCK
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 

@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+from . import errors, paths
 from . import notebooks as nbs
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -25,18 +26,18 @@ def clear_solutions(source: str, where: str = "") -> str:
         stripped = line.strip()
         if stripped == BEGIN:
             if inside:
-                raise nbs.KitError(f"{where}: {BEGIN} inside another solution block")
+                raise errors.KitError(f"{where}: {BEGIN} inside another solution block")
             inside = True
             indent = re.match(r"\s*", line).group(0)
             out.append(f"{indent}raise NotImplementedError()")
         elif stripped == END:
             if not inside:
-                raise nbs.KitError(f"{where}: {END} without {BEGIN}")
+                raise errors.KitError(f"{where}: {END} without {BEGIN}")
             inside = False
         elif not inside:
             out.append(line)
     if inside:
-        raise nbs.KitError(f"{where}: {BEGIN} without {END}")
+        raise errors.KitError(f"{where}: {BEGIN} without {END}")
     return "\n".join(out)
 
 
@@ -49,13 +50,13 @@ def attendee_copy(src: Path):
             continue
         cell = copy.deepcopy(cell)
         if cell.cell_type == "code":
-            cell.source = clear_solutions(cell.source, f"{nbs.short(src)} cell {i}")
+            cell.source = clear_solutions(cell.source, f"{paths.short(src)} cell {i}")
         out.cells.append(cell)
-    out.metadata.setdefault("workshop", {})["generated_from"] = nbs.short(src)
+    out.metadata.setdefault("workshop", {})["generated_from"] = paths.short(src)
     return out
 
 
-SOLUTIONS_JSON = nbs.ROOT / "workshop" / "labs" / "solutions.json"
+SOLUTIONS_JSON = paths.ROOT / "workshop" / "labs" / "solutions.json"
 
 
 def solution_blocks(src: Path) -> list[str]:
@@ -94,8 +95,8 @@ def with_given_outputs(sheet, executed):
     import re
     solution = [c for c in executed.cells if "check" not in nbs.tags(c)]
     if len(solution) != len(sheet.cells):
-        raise nbs.KitError("the attendee copy does not match its solution: run "
-                           "python -m workshop labs")
+        raise errors.KitError("the attendee copy does not match its solution: run "
+                              "python -m workshop labs")
     answers = set().union(*(_names_defined(c.source) for c in solution if BEGIN in c.source))
     out = copy.deepcopy(sheet)
     giving = False
@@ -113,7 +114,7 @@ def with_given_outputs(sheet, executed):
 
 
 def target(src: Path) -> Path:
-    return nbs.EXERCISES / src.name
+    return paths.EXERCISES / src.name
 
 
 def generate(check: bool = False) -> list[str]:
@@ -123,16 +124,16 @@ def generate(check: bool = False) -> list[str]:
         text = nbs.normalised(attendee_copy(src))
         dst = target(src)
         if not dst.exists() or dst.read_text(encoding="utf-8") != text:
-            stale.append(nbs.short(dst))
+            stale.append(paths.short(dst))
             if not check:
                 _write(dst, text)
     text = solutions_text()
     if not SOLUTIONS_JSON.exists() or SOLUTIONS_JSON.read_text(encoding="utf-8") != text:
-        stale.append(nbs.short(SOLUTIONS_JSON))
+        stale.append(paths.short(SOLUTIONS_JSON))
         if not check:
             _write(SOLUTIONS_JSON, text)
     return stale
 
 
 def _write(dst: Path, text: str) -> None:
-    nbs.replace_file(dst, text)
+    paths.write_atomic(dst, text)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,12 +10,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import nbformat
 
-
-ROOT = Path(__file__).resolve().parents[2]
-DECKS = ROOT / "decks"
-EXERCISES = ROOT / "exercises"
-SOLUTIONS = EXERCISES / "solutions"
-LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
+from . import paths
+from .errors import KitError
+from .paths import short
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
 TAGS = {"setup", "check", "slow", "presenter"}   # the only cell tags the kit knows
@@ -42,12 +38,8 @@ def skip_slow_imports() -> None:
 skip_slow_imports()   # every tool imports this module before nbformat (the runtime never does)
 
 
-class KitError(Exception):
-    """Bad input: one line for the user, exit status 2."""
-
-
 def decks() -> list[Path]:
-    return sorted(DECKS.glob("[0-9][0-9]-*.ipynb"))
+    return sorted(paths.DECKS.glob("[0-9][0-9]-*.ipynb"))
 
 
 def lab_sources() -> list[Path]:
@@ -55,15 +47,11 @@ def lab_sources() -> list[Path]:
     any other (a new lab is never skipped for its name; the structure tests then ask it for a
     checks module and tasks like any lab)."""
     order = {"J": 0, "L": 1}
-    return sorted(SOLUTIONS.glob("*.ipynb"), key=lambda p: (order.get(p.name[:1], 2), p.name))
+    return sorted(paths.SOLUTIONS.glob("*.ipynb"), key=lambda p: (order.get(p.name[:1], 2), p.name))
 
 
 def all_notebooks() -> list[Path]:
     return decks() + lab_sources()
-
-
-def short(path: Path) -> str:
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def select(names: list[str], among: list[Path] | None = None,
@@ -132,35 +120,6 @@ def heading(cell) -> str | None:
     return None
 
 
-def replace_file(path: Path, data: bytes | str) -> None:
-    """Write all of `data` to `path` or nothing: the old file stays until the new one is
-    complete. The temporary file has a name of its own (two writers at once each replace the
-    file with a whole version of theirs, never a torn mix), and a failed write leaves none
-    behind. OSError goes on to the caller."""
-    import tempfile
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)   # as open() would have made it (mkstemp makes 0600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _read_umask() -> int:
-    mask = os.umask(0o022)   # read once, at import (setting it is process-wide)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
-
-
 def plain(text: str) -> str:
     """Markdown's inline marks off, as a rendered heading reads: `code`, **bold**, [link](url)."""
     import re
@@ -188,10 +147,10 @@ def audience_problems(nb) -> list[str]:
     return out
 
 
-def check_inputs(paths: list[Path]) -> None:
+def check_inputs(notebooks: list[Path]) -> None:
     """A corrupt notebook, or one that would show the audience author material, is named (the
     build and present refuse it)."""
-    for p in paths:
+    for p in notebooks:
         problems = audience_problems(read(p))
         if problems:
             raise KitError(f"{short(p)}: {problems[0]}"

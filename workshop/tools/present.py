@@ -24,6 +24,7 @@ import urllib.request
 import webbrowser
 from pathlib import Path
 
+from . import errors, paths
 from . import notebooks as nbs
 
 HOST = "127.0.0.1"
@@ -31,7 +32,7 @@ HOST = "127.0.0.1"
 # subclass's config over its parents'): the command line sets each, outranking every config
 KERNEL_MANAGERS = ("ConnectionFileMixin", "KernelManager", "AsyncKernelManager",
                    "IOLoopKernelManager", "AsyncIOLoopKernelManager", "ServerKernelManager")
-LOGS = nbs.ROOT / "build" / "present"
+LOGS = paths.BUILD / "present"
 # JupyterLab's per-user settings for this server only: no autosave, so presenting (running
 # cells) never writes outputs into the committed deck; the presenter's own settings are untouched
 SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
@@ -94,15 +95,15 @@ class Server:
     def __init__(self, port: int | None = None, log: Path | None = None,
                  rehearsal: Path | None = None):
         if port is not None and not 1024 <= port <= 65535:
-            raise nbs.KitError(f"--port {port}: pick a port from 1024 to 65535 "
-                               "(or leave it out for a free one)")
+            raise errors.KitError(f"--port {port}: pick a port from 1024 to 65535 "
+                                  "(or leave it out for a free one)")
         if port is not None:
             with socket.socket() as probe:
                 try:
                     probe.bind((HOST, port))
                 except OSError:
-                    raise nbs.KitError(f"--port {port}: something on {HOST} already listens "
-                                       "there (pick another, or leave --port out)") from None
+                    raise errors.KitError(f"--port {port}: something on {HOST} already listens "
+                                          "there (pick another, or leave --port out)") from None
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"
@@ -116,7 +117,7 @@ class Server:
                 import tempfile
                 self.scratch = Path(tempfile.mkdtemp(prefix="workshop-present-"))
                 log = self.scratch / f"{self.port}.log"
-                print(f"present: {nbs.short(LOGS)}/ cannot be written ({e.strerror}): this "
+                print(f"present: {paths.short(LOGS)}/ cannot be written ({e.strerror}): this "
                       f"server's log and settings are in {self.scratch} until it stops",
                       flush=True)
         self.log = log
@@ -141,7 +142,7 @@ class Server:
                # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
                # its parent's, or its subclass's) put them on every interface
                *(f"--{c}.ip={HOST}" for c in KERNEL_MANAGERS),
-               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={nbs.ROOT}",
+               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={paths.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
                f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
                # a notebook's checkpoint (a copy JupyterLab makes on opening it) goes here too,
@@ -178,7 +179,7 @@ class Server:
         while time.monotonic() < end:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); "
-                                   f"see {nbs.short(self.log)}")
+                                   f"see {paths.short(self.log)}")
             try:
                 self.api("/api/status")
             except (urllib.error.URLError, ConnectionError, OSError):
@@ -187,7 +188,7 @@ class Server:
             self.refuse_without_token()
             return
         raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; "
-                           f"see {nbs.short(self.log)}")
+                           f"see {paths.short(self.log)}")
 
     def refuse_without_token(self) -> None:
         """A Jupyter config file can set the token to '' (c.IdentityProvider.token, or
@@ -198,9 +199,9 @@ class Server:
         except urllib.error.HTTPError as e:
             if e.code in (401, 403):
                 return
-        raise nbs.KitError("a Jupyter config file turns off the server's token (a "
-                           "`token = ''` setting in jupyter_server_config, see `jupyter "
-                           "--paths`): present serves only with one; remove that setting")
+        raise errors.KitError("a Jupyter config file turns off the server's token (a "
+                              "`token = ''` setting in jupyter_server_config, see `jupyter "
+                              "--paths`): present serves only with one; remove that setting")
 
     def start_kernel_for(self, rel: str) -> None:
         session_for(self.base, self.token, rel)
@@ -268,16 +269,17 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         print(list_decks())
         return 0
     path = nbs.select([deck], among=nbs.decks(), what="deck")[0]
-    if not path.is_relative_to(nbs.ROOT):   # (a path, or a link, that leads out of the kit)
-        raise nbs.KitError(f"{path} is outside the kit's folder, {nbs.ROOT}, which is all that "
-                           "present serves: copy the deck into decks/ (or `python -m workshop "
+    if not path.is_relative_to(paths.ROOT):   # (a path, or a link, that leads out of the kit)
+        raise errors.KitError(f"{path} is outside the kit's folder, {paths.ROOT}, which is all "
+                              "that present serves: copy the deck into decks/ (or "
+                              "`python -m workshop "
                            "compose` a talk there)")
     from ..devices import xla_flags_problem
     nbs.check_inputs([path])      # what the build refuses (a cell that would show notes on the
     flags = xla_flags_problem()   # slide) is refused here too, and XLA_FLAGS that would kill
     if flags:                     # the kernel in the setup cell
-        raise nbs.KitError(flags)
-    rel = path.relative_to(nbs.ROOT).as_posix()
+        raise errors.KitError(flags)
+    rel = path.relative_to(paths.ROOT).as_posix()
     t0 = time.monotonic()
     from . import rehearse as rh
     log = rh.log_path(path) if rehearse else None
@@ -296,22 +298,22 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         url = server.rise_url(rel)
         print(f"present: {rel} in RISE at\n  {url}", flush=True)
         print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
-              f"{nbs.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
+              f"{paths.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
               "server.", flush=True)
         if log is not None:
             print(f"present: rehearsing: each slide's time is recorded; Ctrl-C here ends the "
-                  f"rehearsal and writes {nbs.short(log.with_suffix('.md'))}", flush=True)
+                  f"rehearsal and writes {paths.short(log.with_suffix('.md'))}", flush=True)
         if open_browser:
             webbrowser.open(server.opener(url))
         while server.proc.poll() is None:
             time.sleep(0.5)
         print(f"present: JupyterLab exited ({server.proc.returncode}); "
-              f"see {nbs.short(server.log)}")
+              f"see {paths.short(server.log)}")
         return 1
     except KeyboardInterrupt:
         print("\npresent: stopping the server", flush=True)
         return 0
-    except (RuntimeError, nbs.KitError) as e:
+    except (RuntimeError, errors.KitError) as e:
         print(f"present: {e}", file=sys.stderr)
         return 1
     finally:
@@ -319,5 +321,5 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         server.stop()
         if log is not None:
             report = rh.write_report(path, log, ended_at)
-            print(f"present: rehearsal report {nbs.short(report)}" if report else
+            print(f"present: rehearsal report {paths.short(report)}" if report else
                   "present: rehearsal: no slide was shown, no report", flush=True)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import notebooks as nbs
-from . import talk
+from . import paths, talk
 
-DIR = nbs.ROOT / "build" / "rehearsal"
+DIR = paths.BUILD / "rehearsal"
 
 
 @dataclass
@@ -157,5 +157,5 @@ def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None
         return None
     nb = nbs.read(deck)
     out = log.with_suffix(".md")
-    out.write_text(report(nb, nbs.short(deck), events, end or time.time()), encoding="utf-8")
+    out.write_text(report(nb, paths.short(deck), events, end or time.time()), encoding="utf-8")
     return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from . import errors, paths, talk
 from . import notebooks as nbs
-from . import talk
 
 RISE = {"center": False, "controls": True, "height": 720, "margin": 0, "minScale": 0.2,
         "progress": True, "scroll": True, "slideNumber": "c/t", "theme": "white",
@@ -84,25 +84,25 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
 def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     """Write the deck and its stylesheet; return what the author still does by hand."""
     if not 1 <= phase <= 99:
-        raise nbs.KitError(f"new deck: phase {phase}: pick a number from 1 to 99")
+        raise errors.KitError(f"new deck: phase {phase}: pick a number from 1 to 99")
     if not title.strip() or not re.fullmatch(r"[A-Z]\d+", lab):
-        raise nbs.KitError("new deck: give a title and a lab id such as J5 (a letter, digits)")
+        raise errors.KitError("new deck: give a title and a lab id such as J5 (a letter, digits)")
     taken = [p for p in nbs.decks() if p.name.startswith(f"{phase:02d}-")]
     if taken:
-        raise nbs.KitError(f"new deck: phase {phase:02d} is taken by {nbs.short(taken[0])} "
-                           "(nothing written)")
+        raise errors.KitError(f"new deck: phase {phase:02d} is taken by {paths.short(taken[0])} "
+                              "(nothing written)")
     name = f"{phase:02d}-{slug(title)}"
-    path, css = nbs.DECKS / f"{name}.ipynb", nbs.DECKS / f"{name}.css"
+    path, css = paths.DECKS / f"{name}.ipynb", paths.DECKS / f"{name}.css"
     for p in (path, css):
         if p.exists():
-            raise nbs.KitError(f"new deck: {nbs.short(p)} exists (nothing written)")
+            raise errors.KitError(f"new deck: {paths.short(p)} exists (nothing written)")
     css.write_text(f"/* {name}: jupyterlab-rise asks for a stylesheet named after the deck; "
                    "the styles of every deck are\n   in rise.css beside it. This file is here "
                    "so that the request finds one (no 404). */\n", encoding="utf-8")
     nb = deck(phase, title, lab, minutes)
     talk.with_plan(nb)    # the presenter's plan in the title slide's notes, as fmt writes it
     path.write_text(nbs.normalised(nb), encoding="utf-8")
-    todo = [f"wrote {nbs.short(path)} and {nbs.short(css)}"]
+    todo = [f"wrote {paths.short(path)} and {paths.short(css)}"]
     labs = [p for p in nbs.lab_sources() if p.name.startswith(lab + "-")]
     if labs:
         lw = nbs.read(labs[0]).metadata.workshop
@@ -297,26 +297,27 @@ def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
     return what the author still does by hand."""
     from . import labgen
     if not re.fullmatch(r"[A-Z]\d+", lab_id) or not title.strip():
-        raise nbs.KitError("new lab: give an id such as J5 (a capital letter, digits) and a title")
+        raise errors.KitError("new lab: give an id such as J5 (a capital letter, digits) "
+                              "and a title")
     decks = [p.stem for p in nbs.decks()]
     if deck not in decks:
-        raise nbs.KitError(f"new lab: --deck {deck!r} is not a deck: {', '.join(decks)}")
+        raise errors.KitError(f"new lab: --deck {deck!r} is not a deck: {', '.join(decks)}")
     if any(p.name.startswith(lab_id + "-") for p in nbs.lab_sources()):
-        raise nbs.KitError(f"new lab: {lab_id} exists (nothing written)")
+        raise errors.KitError(f"new lab: {lab_id} exists (nothing written)")
     name = f"{lab_id}-{slug(title)}"
     mod = lab_id.lower()
-    files = {nbs.SOLUTIONS / f"{name}.ipynb": nbs.normalised(lab(lab_id, title, deck, minutes)),
-             nbs.ROOT / "workshop" / "labs" / f"{mod}.py":
+    files = {paths.SOLUTIONS / f"{name}.ipynb": nbs.normalised(lab(lab_id, title, deck, minutes)),
+             paths.ROOT / "workshop" / "labs" / f"{mod}.py":
                  LAB_CHECKS.format(ID=lab_id, title=title, name=name),
-             nbs.ROOT / "tests" / "wrong_answers" / f"{mod}.py": LAB_WRONG.format(ID=lab_id,
-                                                                                  id=mod)}
-    taken = [nbs.short(p) for p in files if p.exists()]
+             paths.ROOT / "tests" / "wrong_answers" / f"{mod}.py": LAB_WRONG.format(ID=lab_id,
+                                                                                    id=mod)}
+    taken = [paths.short(p) for p in files if p.exists()]
     if taken:
-        raise nbs.KitError(f"new lab: {', '.join(taken)} exists (nothing written)")
+        raise errors.KitError(f"new lab: {', '.join(taken)} exists (nothing written)")
     for p, text in files.items():
         p.write_text(text, encoding="utf-8")
     labgen.generate()
-    return [f"wrote {', '.join(nbs.short(p) for p in files)} and the attendee copy "
+    return [f"wrote {', '.join(paths.short(p) for p in files)} and the attendee copy "
             f"exercises/{name}.ipynb",
             "replace the example tasks (cube's slope) with yours, each with its wrong answers; "
             "python -m workshop labs after every edit of the source",

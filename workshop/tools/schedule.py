@@ -18,10 +18,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from . import errors, paths
 from . import notebooks as nbs
 
-SOURCE = nbs.ROOT / "docs" / "schedule.md"
-PDF = nbs.ROOT / "handouts" / "schedule.pdf"
+SOURCE = paths.ROOT / "docs" / "schedule.md"
+PDF = paths.ROOT / "handouts" / "schedule.pdf"
 DAYS = 2
 START = "09:00"
 SESSION = 120        # minutes of teaching before a break
@@ -59,7 +60,7 @@ def items() -> list[list[Item]]:
 def clock(text: str) -> int:
     m = re.fullmatch(r"([01]?\d|2[0-3])[:.h]([0-5]\d)", text.strip())
     if not m:
-        raise nbs.KitError(f"--start {text!r}: give a time of day as HH:MM, e.g. 09:00")
+        raise errors.KitError(f"--start {text!r}: give a time of day as HH:MM, e.g. 09:00")
     return int(m.group(1)) * 60 + int(m.group(2))
 
 
@@ -81,9 +82,9 @@ def plan(start: str = START, session: int = SESSION) -> list[list[Row]]:
     phases = items()
     longest = max((i for ph in phases for i in ph), key=lambda i: i.minutes)
     if not longest.minutes <= session <= 240:
-        raise nbs.KitError(f"--session {session}: give {longest.minutes} to 240 minutes (the "
-                           f"longest item, {longest.key} {longest.title}, is "
-                           f"{longest.minutes} and is never split)")
+        raise errors.KitError(f"--session {session}: give {longest.minutes} to 240 minutes (the "
+                              f"longest item, {longest.key} {longest.title}, is "
+                              f"{longest.minutes} and is never split)")
     per_day = -(-len(phases) // DAYS)
     days = []
     for d in range(DAYS):
@@ -115,7 +116,7 @@ def plan(start: str = START, session: int = SESSION) -> list[list[Row]]:
                 rows.append(Row(t, t + it.minutes, what, it))
                 t += it.minutes
         if t > 24 * 60:
-            raise nbs.KitError(f"--start {start}: day {d + 1} would run past midnight")
+            raise errors.KitError(f"--start {start}: day {d + 1} would run past midnight")
         days.append(rows)
     return days
 
@@ -161,29 +162,29 @@ def digest(text: str) -> str:
 
 def write(text: str) -> list[str]:
     from .builder import handouts
-    handouts.write_atomic(SOURCE, text.encode())
+    paths.write_atomic(SOURCE, text.encode())
     with handouts.Printer() as p:
         data, _ = p.pdf(html(text), "a4", "Workshop schedule · JAX Core, From the Inside")
     data = handouts._stamp(data, "Workshop schedule", digest(text),
-                           handouts.build_date(SOURCE), nbs.short(SOURCE))
-    handouts.write_atomic(PDF, data)
+                           handouts.build_date(SOURCE), paths.short(SOURCE))
+    paths.write_atomic(PDF, data)
     index = handouts.HANDOUTS / "README.md"
     row = f"| [{PDF.name}]({PDF.name}) | {handouts.pages_of(PDF)} |"
     lines = [x for x in index.read_text().splitlines() if f"[{PDF.name}]" not in x]
-    handouts.write_atomic(index, ("\n".join(lines + [row]) + "\n").encode())
-    return [nbs.short(SOURCE), nbs.short(PDF)]
+    paths.write_atomic(index, ("\n".join(lines + [row]) + "\n").encode())
+    return [paths.short(SOURCE), paths.short(PDF)]
 
 
 def main(start: str = START, session: int | str = SESSION, write_files: bool = False) -> int:
     if not str(session).strip().isdigit():
-        raise nbs.KitError(f"--session {session!r}: give whole minutes, e.g. 120")
+        raise errors.KitError(f"--session {session!r}: give whole minutes, e.g. 120")
     session = int(session)
     text = markdown(start, session)
     print(text, end="")
     if write_files:
         if (start, session) != (START, SESSION):
-            raise nbs.KitError("--write keeps the committed schedule at the defaults "
-                               f"(--start {START}, --session {SESSION}); print others without it")
+            raise errors.KitError("--write keeps the committed schedule at the defaults (--start "
+                                  f"{START}, --session {SESSION}); print others without it")
         for f in write(text):
             print(f"schedule: wrote {f}")
     return 0

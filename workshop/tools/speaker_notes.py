@@ -138,8 +138,8 @@ def page_plan_for(root: str | None, rel: str | None) -> dict | None:
     if not rel:
         return None
     from . import notebooks as nbs
-    from . import rehearse
-    nb = nbs.read(Path(root or nbs.ROOT).expanduser() / rel.lstrip("/"))
+    from . import paths, rehearse
+    nb = nbs.read(Path(root or paths.ROOT).expanduser() / rel.lstrip("/"))
     if "rise" not in nb.metadata:
         return None
     return rehearse.page_plan(nb)

@@ -13,6 +13,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from .. import notebooks as nbs
+from .. import paths
 
 CELL_TIMEOUT = 120   # seconds; a cell that hangs fails the run instead of the build hanging
 # bytes of output one cell may make (text, pictures, a traceback): about 40 000 lines, where a
@@ -293,7 +294,7 @@ def _job(args):
     path, section, opts = args
     path = Path(path)
     nb = nbs.read(path)
-    name = nbs.short(path)
+    name = paths.short(path)
     if section is not None:
         sec = nbs.sections(nb)[section]
         nb = nbs.section_notebook(nb, sec)

@@ -16,14 +16,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .. import browser
+from .. import browser, paths
 from .. import notebooks as nbs
 from . import render
 
-HANDOUTS = nbs.ROOT / "handouts"
-COPIES = nbs.ROOT / "build" / "copies"   # the handouts of any notebook that is not the kit's
-PACKAGE = nbs.ROOT / "workshop"
-LOCK = nbs.LOCK
+HANDOUTS = paths.ROOT / "handouts"
+COPIES = paths.BUILD / "copies"   # the handouts of any notebook that is not the kit's
+PACKAGE = paths.ROOT / "workshop"
+LOCK = paths.LOCK
 STAMP_KEY = "/WorkshopInputs"
 SHRUNK_KEY = "/WorkshopShrunk"   # slides printed below 100%: "5:0.84 10:0.72", or "none"
 MIN_SCALE = 0.90                 # a slide printed smaller than this must be split
@@ -107,7 +107,7 @@ def inputs_hash(*notebooks: Path) -> str:
     h = hashlib.sha256()
     files = list(notebooks) + [LOCK] + package_files(*notebooks)
     for p in files:
-        h.update(Path(nbs.short(p)).as_posix().encode() + b"\0")
+        h.update(Path(paths.short(p)).as_posix().encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -115,10 +115,10 @@ def inputs_hash(*notebooks: Path) -> str:
 def build_date(path: Path) -> str:
     """The date of the notebook's last commit (stable across rebuilds); today if uncommitted."""
     try:
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=nbs.ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=paths.ROOT,
                                capture_output=True, text=True, timeout=10).stdout.strip()
         day = subprocess.run(["git", "log", "-1", "--format=%cs", "--", str(path)],
-                             cwd=nbs.ROOT, capture_output=True, text=True,
+                             cwd=paths.ROOT, capture_output=True, text=True,
                              timeout=10).stdout.strip()
         if day and not dirty:
             return day
@@ -200,17 +200,6 @@ def _stamp(data: bytes, title: str, digest: str, day: str, source: str,
     return out.getvalue()
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write all of `data` or nothing: the old file stays until the new one is complete, and a
-    failed write (disk full, no permission) leaves no .tmp behind and is one line."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        nbs.replace_file(path, data)
-    except OSError as e:
-        raise nbs.KitError(f"cannot write {nbs.short(path)}: {e.strerror or e}"
-                           f"{' (the old file is kept)' if path.exists() else ''}") from None
-
-
 @dataclass
 class Printed:
     path: Path
@@ -230,7 +219,7 @@ def launch_error(text: str) -> str:
     return why[:160]
 
 
-FONTS = nbs.ROOT / "build" / "fonts"
+FONTS = paths.BUILD / "fonts"
 FONT_INSTALL = "apt-get install -y fonts-dejavu-core (Debian/Ubuntu)"
 
 
@@ -343,7 +332,7 @@ def is_kit(src: Path) -> bool:
 
 
 def is_deck(src: Path) -> bool:
-    return Path(src).parent == nbs.DECKS or "rise" in nbs.read(src).metadata
+    return Path(src).parent == paths.DECKS or "rise" in nbs.read(src).metadata
 
 
 def outdir_of(src: Path) -> Path:
@@ -364,7 +353,7 @@ def targets(src: Path, outdir: Path | None = None) -> list[Path]:
 
 
 def lab_inputs(src: Path) -> list[Path]:
-    return [src, nbs.EXERCISES / src.name]
+    return [src, paths.EXERCISES / src.name]
 
 
 def sources_of(src: Path) -> list[Path]:
@@ -398,19 +387,19 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
     title = meta.get("title", src.stem)
     foot = f"{title} · JAX {jax_version()} · built {day}"
     out = []
-    paths = targets(src, outdir)
+    pdfs = targets(src, outdir)
     if is_deck(src):
         label = f"{src.stem[:2]} {title}"
-        jobs = [(paths[0], render.slides_html(executed, label), "slides", ""),
-                (paths[1], render.reading_html(executed, title), "a4", foot)]
+        jobs = [(pdfs[0], render.slides_html(executed, label), "slides", ""),
+                (pdfs[1], render.reading_html(executed, title), "a4", foot)]
     elif not is_kit(src):   # a copy of a lab, or any notebook: itself, as it ran
-        jobs = [(paths[0], render.sheet_html(executed, title), "a4", foot)]
+        jobs = [(pdfs[0], render.sheet_html(executed, title), "a4", foot)]
     else:
         from ..labgen import with_given_outputs
-        sheet = with_given_outputs(nbs.read(nbs.EXERCISES / src.name), executed)
+        sheet = with_given_outputs(nbs.read(paths.EXERCISES / src.name), executed)
         lab = f"Lab {meta.get('lab', '')} · {title}"
-        jobs = [(paths[0], render.sheet_html(sheet, lab), "a4", foot),
-                (paths[1], render.sheet_html(executed, lab + " · solutions"),
+        jobs = [(pdfs[0], render.sheet_html(sheet, lab), "a4", foot),
+                (pdfs[1], render.sheet_html(executed, lab + " · solutions"),
                  "a4", foot + " · solutions")]
     for path, html, kind, footer in jobs:
         t0 = time.perf_counter()
@@ -420,10 +409,10 @@ def export(printer: Printer, src: Path, executed, outdir: Path | None = None) ->
                                shrunk_of(path) or []))
             continue
         data, shrunk = printer.pdf(html, kind, footer)
-        data = _stamp(data, title, digest, day, nbs.short(src),
+        data = _stamp(data, title, digest, day, paths.short(src),
                       shrunk if kind == "slides" else None,
                       [title] + [nbs.plain(h) for h in map(nbs.heading, executed.cells) if h])
-        write_atomic(path, data)
+        paths.write_atomic(path, data)
         out.append(Printed(path, pages_of(path) or 0, time.perf_counter() - t0, shrunk))
     return out
 
@@ -436,4 +425,4 @@ def write_index() -> None:
     for p in sorted([t for src in nbs.all_notebooks() for t in targets(src)] + EXTRA):
         n = pages_of(p) if p.exists() else None
         lines.append(f"| [{p.name}]({p.name}) | {n if n is not None else 'not built'} |")
-    write_atomic(HANDOUTS / "README.md", ("\n".join(lines) + "\n").encode())
+    paths.write_atomic(HANDOUTS / "README.md", ("\n".join(lines) + "\n").encode())

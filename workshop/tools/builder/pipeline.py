@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from .. import errors, paths
 from .. import notebooks as nbs
 from . import execute, handouts, report
 
-BUILD = nbs.ROOT / "build"
+BUILD = paths.BUILD
 EXECUTED = BUILD / "executed"
 
 
@@ -65,27 +66,27 @@ def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
         print("\n".join(f"  {b}" for b in bad[:10]))
         print("  fix: scripts/setup --force")
         return 1
-    paths = nbs.select(names)
-    nbs.check_inputs(paths)
+    notebooks = nbs.select(names)
+    nbs.check_inputs(notebooks)
     flags = xla_flags_problem()
     if flags:
-        raise nbs.KitError(flags)
+        raise errors.KitError(flags)
     if pdf and browser.find() is None:
-        raise nbs.KitError(f"no browser to print the handouts: {browser.INSTALL} "
-                           "(or build without them: --no-pdf)")
+        raise errors.KitError(f"no browser to print the handouts: {browser.INSTALL} "
+                              "(or build without them: --no-pdf)")
     with one_build_at_a_time(" ".join(["build", *(["--force"] if force else []),
                                        *(["--no-pdf"] if not pdf else []), *names])):
-        return _build(paths, force, pdf)
+        return _build(notebooks, force, pdf)
 
 
-def _build(paths: list[Path], force: bool, pdf: bool) -> int:
+def _build(notebooks: list[Path], force: bool, pdf: bool) -> int:
     from .. import labgen
     stale = labgen.generate()
     if stale:
         print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
-    todo = [p for p in paths if force or not pdf or not handouts.current(p)]
-    if len(todo) < len(paths):
-        print(f"build: {len(paths) - len(todo)} notebook(s) current, not rebuilt "
+    todo = [p for p in notebooks if force or not pdf or not handouts.current(p)]
+    if len(todo) < len(notebooks):
+        print(f"build: {len(notebooks) - len(todo)} notebook(s) current, not rebuilt "
               "(--force rebuilds them)")
     with (_printer() if pdf and todo else contextlib.nullcontext()) as printer:
         executed, results = _execute(todo, reuse=pdf and not force)
@@ -95,23 +96,23 @@ def _build(paths: list[Path], force: bool, pdf: bool) -> int:
     if pdf:
         handouts.write_index()
     rows = [results.get(p) or execute.Result(
-        name=nbs.short(p), status="current",
+        name=paths.short(p), status="current",
         pages=sum(handouts.pages_of(t) or 0 for t in handouts.targets(p)),
-        shrunk=handouts.shrunk_of(handouts.targets(p)[0]) or []) for p in paths]
-    exempt = {nbs.short(p): {i for i, c in enumerate(nbs.read(p).cells)
-                             if {"slow", "setup"} & set(nbs.tags(c))} for p in paths}
-    decks = [p for p in paths if handouts.is_deck(p)]
+        shrunk=handouts.shrunk_of(handouts.targets(p)[0]) or []) for p in notebooks]
+    exempt = {paths.short(p): {i for i, c in enumerate(nbs.read(p).cells)
+                               if {"slow", "setup"} & set(nbs.tags(c))} for p in notebooks}
+    decks = [p for p in notebooks if handouts.is_deck(p)]
     print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD,
                        decks))
-    kit = [p for p in paths if handouts.is_kit(p)]
-    where = [f"executed in {nbs.short(EXECUTED)}/"] if kit else []
+    kit = [p for p in notebooks if handouts.is_kit(p)]
+    where = [f"executed in {paths.short(EXECUTED)}/"] if kit else []
     where += ["handouts in handouts/"] if pdf and kit else []
-    if len(kit) < len(paths):
+    if len(kit) < len(notebooks):
         where.append(f"a copy's run{' and handouts' if pdf else ''} in "
-                     f"{nbs.short(handouts.COPIES)}/ (never handouts/)")
-    print(f"build: report in {nbs.short(BUILD / 'report.md')}; " + "; ".join(where))
+                     f"{paths.short(handouts.COPIES)}/ (never handouts/)")
+    print(f"build: report in {paths.short(BUILD / 'report.md')}; " + "; ".join(where))
     for p in handouts.strays() if pdf else []:
-        print(f"build: {nbs.short(p)} is not a handout of the kit: left alone (delete it "
+        print(f"build: {paths.short(p)} is not a handout of the kit: left alone (delete it "
               "if it is yours to delete)")
     for r in failed:
         print(f"FAILED {r.name}: {r.failure}")
@@ -122,7 +123,7 @@ def _printer():
     try:
         return handouts.Printer()
     except handouts.NoBrowser as e:
-        raise nbs.KitError(f"{e} (or build without handouts: --no-pdf)") from None
+        raise errors.KitError(f"{e} (or build without handouts: --no-pdf)") from None
 
 
 def _execute(todo: list[Path], reuse: bool):
@@ -146,11 +147,11 @@ def _execute(todo: list[Path], reuse: bool):
         nb = nbformat.reads(text, as_version=4)
         nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
         if res.ok:
-            handouts.write_atomic(executed_path(p), nbformat.writes(nb).encode())
+            paths.write_atomic(executed_path(p), nbformat.writes(nb).encode())
             executed[p] = nb
         results[p] = res
     for p in todo:
-        results.setdefault(p, execute.Result(name=nbs.short(p), status="reused run"))
+        results.setdefault(p, execute.Result(name=paths.short(p), status="reused run"))
     return executed, results
 
 
@@ -159,10 +160,10 @@ def _export(printer, todo, executed, results) -> None:
         try:
             printed = handouts.export(printer, p, executed[p])
         except handouts.Overflow as e:
-            raise nbs.KitError(f"{nbs.short(p)}: {e}") from None
+            raise errors.KitError(f"{paths.short(p)}: {e}") from None
         results[p].pages = sum(x.pages for x in printed)
         results[p].export_seconds = sum(x.seconds for x in printed)
         results[p].shrunk = [(page, k) for x in printed for page, k in x.shrunk]
     if printer.offsite:
-        raise nbs.KitError(f"the export asked for addresses off this machine: "
-                           f"{printer.offsite[:3]}")
+        raise errors.KitError(f"the export asked for addresses off this machine: "
+                              f"{printer.offsite[:3]}")

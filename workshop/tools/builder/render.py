@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import notebooks as nbs
-from .. import talk
+from .. import paths, talk
 
 _ANCHOR = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>')
 # What is the author's and not the reader's: nbgrader's solution markers in a lab's code, the
@@ -28,7 +28,7 @@ def clean(text: str) -> str:
     """`text` with no machine path: a kernel temp file is "‹cell›" (no angle brackets: `text`
     may be HTML already), the checkout is left out."""
     text = _KERNEL_FILE.sub("‹cell›", text)
-    root = str(nbs.ROOT)
+    root = str(paths.ROOT)
     return text.replace(root + "/", "").replace(root, ".")
 
 

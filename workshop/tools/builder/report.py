@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from . import handouts
+from .. import paths
 from .execute import Result
 
 CELL_BUDGET = 2.0    # seconds, on the 2-core machine, unless the cell is tagged `slow`
@@ -97,7 +97,7 @@ def slow_on_stage(results: list[Result], decks: list) -> list[str]:
     by_name = {r.name: r for r in results}
     for path in decks:
         nb = nbs.read(path)
-        r = by_name.get(nbs.short(path))
+        r = by_name.get(paths.short(path))
         times = r.times if r and r.times else []
         if not times:
             from .pipeline import executed_path
@@ -126,7 +126,7 @@ def write(results: list[Result], notes: list[str], folder, decks: list = ()) -> 
                  "section's setup, precompute, or move it to the appendix):\n"
                  + "\n".join(f"- {n}" for n in stage))
     text += talk_time(list(decks))
-    handouts.write_atomic(folder / "report.md", (text + "\n").encode())
-    handouts.write_atomic(folder / "report.json",
-                          (json.dumps([asdict(r) for r in results], indent=1) + "\n").encode())
+    paths.write_atomic(folder / "report.md", (text + "\n").encode())
+    paths.write_atomic(folder / "report.json",
+                       (json.dumps([asdict(r) for r in results], indent=1) + "\n").encode())
     return text

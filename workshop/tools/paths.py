@@ -1,0 +1,61 @@
+"""Where the kit's files are, how the tools name them to the user, and the one way the tools
+write a file (whole or not at all)."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import KitError
+
+ROOT = Path(__file__).resolve().parents[2]
+DECKS = ROOT / "decks"
+EXERCISES = ROOT / "exercises"
+SOLUTIONS = EXERCISES / "solutions"
+LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
+BUILD = ROOT / "build"                               # every tool's own output, never committed
+
+
+def short(path: Path) -> str:
+    """A path as the user reads it: relative to the kit when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write all of `data` to `path` or nothing: the old file stays until the new one is
+    complete. The temporary file has a name of its own (two writers at once each replace the
+    file with a whole version of theirs, never a torn mix); a failed write (disk full, no
+    permission) leaves no .tmp behind and is one line, a KitError."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise _unwritable(path, e) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)   # as open() would have made it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise _unwritable(path, e) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _unwritable(path: Path, e: OSError) -> KitError:
+    return KitError(f"cannot write {short(path)}: {e.strerror or e}"
+                    f"{' (the old file is kept)' if path.exists() else ''}")
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)   # read once, at import (setting it is process-wide)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
