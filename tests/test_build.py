@@ -16,7 +16,8 @@ from conftest import tiny
 
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
-from workshop.tools.builder import handouts
+from workshop.tools.builder import handouts, inputs, pdfinfo
+from workshop.tools.builder.printer import Printer, pinned_fonts
 
 
 def wk(*args, env=None, timeout=300):
@@ -102,7 +103,7 @@ def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_p
     assert p.returncode == 0, p.stdout + p.stderr
     assert "a copy's run and handouts in build/copies/ (never handouts/)" in p.stdout
     for m, src in zip(made, [deck, deck, lab]):
-        assert handouts.stamp_of(m) == handouts.inputs_hash(src), m
+        assert pdfinfo.stamp_of(m) == inputs.inputs_hash(src), m
     after = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
     assert after == before, "building a copy changed the kit's handouts/"
     # --force runs them again (a rerun's outputs differ: timings, ids) and keeps the bytes of
@@ -203,8 +204,8 @@ def test_a_truncated_handout_is_stale_not_a_crash(tmp_path):
     pdf = handouts.targets(nbs.decks()[0])[0]
     cut = tmp_path / pdf.name
     cut.write_bytes(pdf.read_bytes()[: pdf.stat().st_size // 2])
-    assert handouts.pages_of(pdf) and handouts.pages_of(cut) is None
-    assert handouts.stamp_of(cut) is None   # so `current` is False and the build reprints it
+    assert pdfinfo.pages_of(pdf) and pdfinfo.pages_of(cut) is None
+    assert pdfinfo.stamp_of(cut) is None   # so `current` is False and the build reprints it
 
 
 def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_alone():
@@ -228,6 +229,37 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_al
         assert (handouts.HANDOUTS / "README.md").read_bytes() == index
     finally:
         stray.unlink(missing_ok=True)
+
+
+def test_a_stale_lab_copy_is_refused_not_rewritten(tmp_path, monkeypatch):
+    # the build once regenerated exercises/ as a side effect; it now names the stale copy and
+    # the command that writes it, and leaves the copy as it found it
+    from workshop.tools import errors, labgen
+    from workshop.tools.builder import pipeline
+    lab = nbs.lab_sources()[0]
+    copy = tmp_path / lab.name
+    copy.write_bytes(labgen.target(lab).read_bytes().replace(b"Task 1", b"Task one", 1))
+    stale = copy.read_bytes()
+    monkeypatch.setattr(paths, "EXERCISES", tmp_path)
+    with pytest.raises(errors.KitError, match=rf"{copy.name} not made from exercises/solutions/"
+                       rf"{lab.name} as it is now: run python -m workshop labs"):
+        pipeline.Build([lab.stem[:2]], pdf=False).check_inputs()
+    assert copy.read_bytes() == stale
+    pipeline.Build([nbs.decks()[0].stem[:2]], pdf=False).check_inputs()   # a deck: no lab asked
+
+
+def test_the_build_reads_each_notebook_once(monkeypatch):
+    from workshop.tools.builder import pipeline
+    reads = []
+    real = nbs.read_bytes
+    monkeypatch.setattr(nbs, "read_bytes", lambda p: reads.append(p.name) or real(p))
+    build = pipeline.Build(["01", "J1"], pdf=True)
+    build.check_inputs()
+    build.select_stale()
+    [handouts.targets(s) for s in build.sources]
+    [s.digest for s in build.sources]
+    lab = nbs.lab_sources()[0].name
+    assert sorted(reads) == sorted([nbs.decks()[0].name, lab, lab]), reads   # J1: and its copy
 
 
 BAD_FLAGS = {"XLA_FLAGS": "--xla_no_such_flag=1"}
@@ -270,7 +302,7 @@ def test_chromium_resolves_no_name_off_this_machine(tmp_path):
     log = tmp_path / "net.json"
     page = ("<html><body><h1>offline</h1><img src='https://example.com/a.png'>"
             "<link rel='stylesheet' href='https://cdn.example.org/x.css'></body></html>")
-    with handouts.Printer(extra_args=(f"--log-net-log={log}",)) as printer:
+    with Printer(extra_args=(f"--log-net-log={log}",)) as printer:
         printer.pdf(page, "a4", "footer")
         time.sleep(4)   # the background services ask within seconds of start
     net = json.loads(log.read_text())
@@ -284,9 +316,9 @@ def test_chromium_resolves_no_name_off_this_machine(tmp_path):
 
 
 def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path):
-    pkg = handouts.PACKAGE
+    pkg = inputs.PACKAGE
     tools = pkg / "tools"
-    files = {p.stem: set(handouts.package_files(*handouts.sources_of(p)))
+    files = {p.stem: set(inputs.package_files(*handouts.sources_of(p)))
              for p in nbs.all_notebooks()}
     j3 = pkg / "labs" / "j3.py"
     assert {k for k, v in files.items() if j3 in v} == {"J3-own-the-derivative"}
@@ -298,7 +330,7 @@ def test_a_handout_depends_only_on_the_package_files_its_notebook_uses(tmp_path)
     # a module a cell imports inside a function, or under IPython syntax, still counts
     nb = tiny(tmp_path / "lazy.ipynb", "def f():\n    from workshop.labs import j4\n",
               "%time import workshop.labs.l5")
-    deps = set(handouts.package_files(nb))
+    deps = set(inputs.package_files(nb))
     assert {pkg / "labs" / "j4.py", pkg / "labs" / "l5.py", pkg / "labs" / "__init__.py"} <= deps
     assert j3 not in deps
 
@@ -324,7 +356,7 @@ def test_every_handout_embeds_only_the_pinned_dejavu_fonts(pdf):
 
 
 def test_the_printer_sees_no_font_but_dejavu():
-    env = handouts.pinned_fonts()
+    env = pinned_fonts()
     conf = open(env["FONTCONFIG_FILE"]).read()
     dirs = [d.split("</dir>")[0] for d in conf.split("<dir>")[1:]]
     assert dirs and all("dejavu" in d.lower() for d in dirs), dirs

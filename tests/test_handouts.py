@@ -13,7 +13,8 @@ from pypdf import PdfReader
 from workshop import PINNED_JAX
 from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
-from workshop.tools.builder import handouts, render
+from workshop.tools.builder import handouts, inputs, pdfinfo, render
+from workshop.tools.builder.printer import Overflow, Printer
 
 SOURCES = nbs.all_notebooks()
 
@@ -39,10 +40,10 @@ def _loose(text: str) -> str:
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.stem)
 def test_committed_handouts_are_current(src):
-    digest = handouts.inputs_hash(*handouts.sources_of(src))
+    digest = inputs.inputs_hash(*handouts.sources_of(src))
     for pdf in handouts.targets(src):
         assert pdf.exists(), f"{paths.short(pdf)} is missing: run scripts/build {src.stem[:2]}"
-        assert handouts.stamp_of(pdf) == digest, (
+        assert pdfinfo.stamp_of(pdf) == digest, (
             f"{paths.short(pdf)} is stale for {paths.short(src)}: run scripts/build {src.stem[:2]}")
 
 
@@ -51,7 +52,7 @@ def test_handouts_index_lists_every_pdf_with_its_pages():
     pdfs = sorted(handouts.HANDOUTS.glob("*.pdf"))
     assert pdfs
     for pdf in pdfs:
-        assert f"| [{pdf.name}]({pdf.name}) | {handouts.pages_of(pdf)} |" in index
+        assert f"| [{pdf.name}]({pdf.name}) | {pdfinfo.pages_of(pdf)} |" in index
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
@@ -135,14 +136,14 @@ def printer():
         if os.environ.get("CI"):
             pytest.fail(f"no browser to print handouts: {browser.INSTALL}")
         pytest.skip(browser.INSTALL)
-    with handouts.Printer() as p:
+    with Printer() as p:
         yield p
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
 def test_no_slide_is_printed_below_ninety_percent(deck):
     pdf = handouts.targets(deck)[0]
-    shrunk = handouts.shrunk_of(pdf)
+    shrunk = pdfinfo.shrunk_of(pdf)
     assert shrunk is not None, f"{paths.short(pdf)} records no shrink: run scripts/build"
     small = [f"slide {i} at {k:.0%}" for i, k in shrunk if k < handouts.MIN_SCALE]
     assert not small, (f"{paths.short(pdf)}: {', '.join(small)} (type below "
@@ -157,12 +158,12 @@ def test_a_shrunk_slide_is_recorded_for_the_author(printer):
             f"line {i}" for i in range(40)), "slide"), cell("## fits too", "slide")])
     data, shrunk = printer.pdf(render.slides_html(nb, "T"), "slides")
     assert [i for i, _ in shrunk] == [2] and 0 < shrunk[0][1] < 0.9
-    pdf = handouts._stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", shrunk)
+    pdf = pdfinfo.stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", shrunk)
     import io
     meta = PdfReader(io.BytesIO(pdf)).metadata
-    assert meta[handouts.SHRUNK_KEY] == f"2:{shrunk[0][1]:.2f}"
-    none = handouts._stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", [])
-    assert PdfReader(io.BytesIO(none)).metadata[handouts.SHRUNK_KEY] == "none"
+    assert meta[pdfinfo.SHRUNK_KEY] == f"2:{shrunk[0][1]:.2f}"
+    none = pdfinfo.stamp(data, "T", "0" * 64, "2026-01-01", "t.ipynb", [])
+    assert PdfReader(io.BytesIO(none)).metadata[pdfinfo.SHRUNK_KEY] == "none"
 
 
 def test_export_is_offline_and_deterministic(runs, printer, tmp_path):
@@ -190,7 +191,7 @@ def test_the_offline_guard_refuses_and_records_a_remote_asset(printer):
                "<span class='scaled'></span></div></section>"),
 ])
 def test_text_that_would_run_off_a_page_stops_the_export(printer, kind, html):
-    with pytest.raises(handouts.Overflow, match="run off the page"):
+    with pytest.raises(Overflow, match="run off the page"):
         printer.pdf(html, kind)
 
 
@@ -203,7 +204,7 @@ def test_text_a_row_cuts_on_purpose_is_not_an_overflow(printer):
     assert data.startswith(b"%PDF")
     unclipped = row.replace("overflow:hidden;", "").replace("<span>", "<span style='position:"
                                                             "relative;top:-400px'>")
-    with pytest.raises(handouts.Overflow, match="run off the page"):   # the same, not clipped
+    with pytest.raises(Overflow, match="run off the page"):   # the same, not clipped
         printer.pdf(slide.format(unclipped), "slides")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths, schedule, talk
-from workshop.tools.builder import handouts
+from workshop.tools.builder import handouts, pdfinfo
 
 
 def _rows(text: str) -> dict[str, int]:
@@ -23,10 +23,10 @@ def test_the_committed_schedule_is_current_and_printed():
     text = schedule.markdown()
     assert schedule.SOURCE.read_text(encoding="utf-8") == text, \
         "docs/schedule.md is stale: run python -m workshop schedule --write"
-    assert handouts.stamp_of(schedule.PDF) == schedule.digest(text), \
+    assert pdfinfo.stamp_of(schedule.PDF) == schedule.digest(text), \
         "handouts/schedule.pdf is stale: run python -m workshop schedule --write"
     index = (handouts.HANDOUTS / "README.md").read_text()
-    assert f"| [schedule.pdf](schedule.pdf) | {handouts.pages_of(schedule.PDF)} |" in index
+    assert f"| [schedule.pdf](schedule.pdf) | {pdfinfo.pages_of(schedule.PDF)} |" in index
 
 
 def test_every_deck_and_lab_has_its_metadata_minutes_once_in_the_schedule():

@@ -41,8 +41,9 @@ def clear_solutions(source: str, where: str = "") -> str:
     return "\n".join(out)
 
 
-def attendee_copy(src: Path):
-    nb = nbs.read(src)
+def attendee_copy(src: Path, nb=None):
+    """The attendee copy of the lab source `src` (`nb`, when already read)."""
+    nb = nb if nb is not None else nbs.read(src)
     out = copy.deepcopy(nb)
     out.cells = []
     for i, cell in enumerate(nb.cells):

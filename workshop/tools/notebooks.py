@@ -79,10 +79,20 @@ def select(names: list[str], among: list[Path] | None = None,
 
 def read(path: Path) -> nbformat.NotebookNode:
     """Read and validate a notebook; a broken one raises KitError naming the file and why."""
+    return loads(read_bytes(path), path)
+
+
+def read_bytes(path: Path) -> bytes:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_bytes()
     except OSError as e:
         raise KitError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
+    """The notebook in `raw` (the bytes of `path`), validated; KitError naming why not."""
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise KitError(f"{short(Path(path))}: not a notebook: not UTF-8 text (byte "
                        f"{e.start} is {e.object[e.start:e.start + 1]!r}); Jupyter saves UTF-8")\
@@ -151,10 +161,15 @@ def check_inputs(notebooks: list[Path]) -> None:
     """A corrupt notebook, or one that would show the audience author material, is named (the
     build and present refuse it)."""
     for p in notebooks:
-        problems = audience_problems(read(p))
-        if problems:
-            raise KitError(f"{short(p)}: {problems[0]}"
-                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        check_input(p, read(p))
+
+
+def check_input(p: Path, nb) -> None:
+    """check_inputs, for one notebook already read."""
+    problems = audience_problems(nb)
+    if problems:
+        raise KitError(f"{short(p)}: {problems[0]}"
+                       + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
 
 
 def title_at(nb, index: int) -> str:

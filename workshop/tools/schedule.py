@@ -161,15 +161,15 @@ def digest(text: str) -> str:
 
 
 def write(text: str) -> list[str]:
-    from .builder import handouts
+    from .builder import handouts, pdfinfo, printer
     paths.write_atomic(SOURCE, text.encode())
-    with handouts.Printer() as p:
+    with printer.Printer() as p:
         data, _ = p.pdf(html(text), "a4", "Workshop schedule · JAX Core, From the Inside")
-    data = handouts._stamp(data, "Workshop schedule", digest(text),
+    data = pdfinfo.stamp(data, "Workshop schedule", digest(text),
                            handouts.build_date(SOURCE), paths.short(SOURCE))
     paths.write_atomic(PDF, data)
     index = handouts.HANDOUTS / "README.md"
-    row = f"| [{PDF.name}]({PDF.name}) | {handouts.pages_of(PDF)} |"
+    row = f"| [{PDF.name}]({PDF.name}) | {pdfinfo.pages_of(PDF)} |"
     lines = [x for x in index.read_text().splitlines() if f"[{PDF.name}]" not in x]
     paths.write_atomic(index, ("\n".join(lines + [row]) + "\n").encode())
     return [paths.short(SOURCE), paths.short(PDF)]

@@ -291,9 +291,9 @@ def _run(client, env: dict) -> tuple[str | None, bool]:
 
 
 def _job(args):
-    path, section, opts = args
+    path, section, opts, raw = args
     path = Path(path)
-    nb = nbs.read(path)
+    nb = nbs.read(path) if raw is None else nbs.loads(raw, path)   # (the build read it already)
     name = paths.short(path)
     if section is not None:
         sec = nbs.sections(nb)[section]
@@ -362,8 +362,9 @@ def _tracker_outlives_the_terminal() -> None:
         signal.signal(signal.SIGHUP, old)
 
 
-def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **opts):
-    """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel.
+def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
+    """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel;
+    a job's third item, when there is one, is the notebook's bytes, already read.
 
     opts go to `execute` (allow_errors, preamble). Returns [(Result, executed notebook JSON)]
     in the order of `jobs`. If anything interrupts it (Ctrl-C, an error), every process it
@@ -375,7 +376,8 @@ def run_many(jobs: list[tuple[Path, int | None]], parallel: int = PARALLEL, **op
     pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx, initializer=_worker_init,
                                initargs=(os.getpid(),))
     try:
-        out = list(pool.map(_job, [(str(p), s, opts) for p, s in jobs]))
+        out = list(pool.map(_job, [(str(job[0]), job[1], opts, (job[2:] or [None])[0])
+                                   for job in jobs]))
     except BaseException:
         from multiprocessing import resource_tracker
         keep = resource_tracker._resource_tracker._pid   # it cleans up after the pool itself

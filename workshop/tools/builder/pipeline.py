@@ -1,6 +1,9 @@
-"""The build: check the environment and the inputs, execute what is stale, print handouts,
-write the report. Every bad input is refused before a kernel starts; the browser is started
-before the notebooks run, so a browser that cannot start costs no execution."""
+"""The build, in stages: check (the environment and the inputs), select what is stale,
+execute, export, index, report. Each notebook is read once, in `check`, and passed along as a
+`Source`. Every bad input is refused before a kernel starts; the browser is started before the
+notebooks run, so a browser that cannot start costs no execution. The build writes build/ and
+handouts/ only: stale attendee copies of the labs are refused (`python -m workshop labs`
+writes them)."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +12,8 @@ from pathlib import Path
 from .. import errors, paths
 from .. import notebooks as nbs
 from . import execute, handouts, report
+from .inputs import Source
+from .printer import NoBrowser, Overflow, Printer
 
 BUILD = paths.BUILD
 EXECUTED = BUILD / "executed"
@@ -50,120 +55,176 @@ def one_build_at_a_time(what: str):
 
 def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
     """Execute every deck and lab solution named (all if none) and print their handouts."""
+    return Build(names, force, pdf).run()
+
+
+class Build:
+    """One build: `run` takes it through the stages in order."""
+
+    def __init__(self, names: list[str], force: bool = False, pdf: bool = True):
+        self.names, self.force, self.pdf = names, force, pdf
+        self.sources: list[Source] = []   # check: every notebook named, read once
+        self.todo: list[Source] = []      # select_stale: what must be executed and printed
+        self.executed: dict[Path, object] = {}         # execute: path -> executed notebook
+        self.results: dict[Path, execute.Result] = {}
+
+    def run(self) -> int:
+        _end_on_hangup()
+        if not self.check_environment():
+            return 1
+        self.check_inputs()
+        what = " ".join(["build", *(["--force"] if self.force else []),
+                         *(["--no-pdf"] if not self.pdf else []), *self.names])
+        with one_build_at_a_time(what):
+            self.select_stale()
+            with (_printer() if self.pdf and self.todo else contextlib.nullcontext()) as printer:
+                self.execute()
+                if printer is not None and not self.failed:
+                    self.export(printer)
+            self.index()
+            return self.report()
+
+    def check_environment(self) -> bool:
+        """The running environment is the lock's (else say how to fix it, and stop)."""
+        from .. import env
+        bad = env.mismatches()
+        if bad:
+            print("build: the running environment does not match environment/requirements.lock:")
+            print("\n".join(f"  {b}" for b in bad[:10]))
+            print("  fix: scripts/setup --force")
+        return not bad
+
+    def check_inputs(self) -> None:
+        """Every notebook named, read once and fit to show; XLA_FLAGS the kernels can start
+        with; a browser, when printing; the named labs' attendee copies current."""
+        from ...devices import xla_flags_problem
+        from .. import browser
+        for p in nbs.select(self.names):
+            source = Source.read(p)
+            nbs.check_input(p, source.nb)
+            self.sources.append(source)
+        flags = xla_flags_problem()
+        if flags:
+            raise errors.KitError(flags)
+        if self.pdf and browser.find() is None:
+            raise errors.KitError(f"no browser to print the handouts: {browser.INSTALL} "
+                                  "(or build without them: --no-pdf)")
+        self._refuse_stale_lab_copies()
+
+    def _refuse_stale_lab_copies(self) -> None:
+        """A lab's attendee copy is one of its handouts' inputs: one not made from the lab's
+        source as it is now is named, not rewritten (the build never writes exercises/)."""
+        from .. import labgen
+        for s in self.sources:
+            if s.lab and s.sheet.raw.decode("utf-8") != nbs.normalised(
+                    labgen.attendee_copy(s.path, s.nb)):
+                raise errors.KitError(f"{paths.short(s.sheet.path)} not made from "
+                                      f"{paths.short(s.path)} as it is now: run python -m "
+                                      "workshop labs (the build never writes exercises/)")
+
+    def select_stale(self) -> None:
+        """What must run: all, with --force or --no-pdf; else what its handouts are not
+        current for."""
+        self.todo = [s for s in self.sources
+                     if self.force or not self.pdf or not handouts.current(s)]
+        if len(self.todo) < len(self.sources):
+            print(f"build: {len(self.sources) - len(self.todo)} notebook(s) current, not "
+                  "rebuilt (--force rebuilds them)")
+
+    def execute(self) -> None:
+        """Run what must run; an executed copy from the same inputs is reused for printing."""
+        import nbformat
+        run = []
+        for s in self.todo:
+            copy = executed_path(s.path)
+            if self.pdf and not self.force and copy.exists():
+                nb = nbs.read(copy)
+                if nb.metadata.get("workshop_build", {}).get("inputs") == s.digest:
+                    self.executed[s.path] = nb   # executed from these very inputs: export only
+                    continue
+            run.append(s)
+        if run:
+            print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time",
+                  flush=True)
+        done = execute.run_many([(s.path, None, s.raw) for s in run]) if run else []
+        for s, (res, text) in zip(run, done):
+            nb = nbformat.reads(text, as_version=4)
+            nb.metadata["workshop_build"] = {"inputs": s.digest}
+            if res.ok:
+                paths.write_atomic(executed_path(s.path), nbformat.writes(nb).encode())
+                self.executed[s.path] = nb
+            self.results[s.path] = res
+        for s in self.todo:
+            self.results.setdefault(s.path, execute.Result(name=paths.short(s.path),
+                                                           status="reused run"))
+
+    @property
+    def failed(self) -> list[execute.Result]:
+        return [r for r in self.results.values() if not r.ok]
+
+    def export(self, printer: Printer) -> None:
+        """Print each notebook's handouts from its executed copy."""
+        for s in self.todo:
+            try:
+                printed = handouts.export(printer, s, self.executed[s.path])
+            except Overflow as e:
+                raise errors.KitError(f"{paths.short(s.path)}: {e}") from None
+            r = self.results[s.path]
+            r.pages = sum(x.pages for x in printed)
+            r.export_seconds = sum(x.seconds for x in printed)
+            r.shrunk = [(page, k) for x in printed for page, k in x.shrunk]
+        if printer.offsite:
+            raise errors.KitError(f"the export asked for addresses off this machine: "
+                                  f"{printer.offsite[:3]}")
+
+    def index(self) -> None:
+        if self.pdf:
+            handouts.write_index()
+
+    def report(self) -> int:
+        """The table (build/report.md, .json), where things are, strays, failures; the exit
+        status."""
+        from .pdfinfo import pages_of, shrunk_of
+        rows = [self.results.get(s.path) or execute.Result(
+            name=paths.short(s.path), status="current",
+            pages=sum(pages_of(t) or 0 for t in handouts.targets(s)),
+            shrunk=shrunk_of(handouts.targets(s)[0]) or []) for s in self.sources]
+        exempt = {paths.short(s.path): {i for i, c in enumerate(s.nb.cells)
+                                        if {"slow", "setup"} & set(nbs.tags(c))}
+                  for s in self.sources}
+        decks = [s.path for s in self.sources if s.deck]
+        print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD,
+                           decks))
+        print(f"build: report in {paths.short(BUILD / 'report.md')}; " + "; ".join(self._where()))
+        for p in handouts.strays() if self.pdf else []:
+            print(f"build: {paths.short(p)} is not a handout of the kit: left alone (delete it "
+                  "if it is yours to delete)")
+        for r in self.failed:
+            print(f"FAILED {r.name}: {r.failure}")
+        return 1 if self.failed else 0
+
+    def _where(self) -> list[str]:
+        kit = [s for s in self.sources if s.kit]
+        where = [f"executed in {paths.short(EXECUTED)}/"] if kit else []
+        where += ["handouts in handouts/"] if self.pdf and kit else []
+        if len(kit) < len(self.sources):
+            where.append(f"a copy's run{' and handouts' if self.pdf else ''} in "
+                         f"{paths.short(handouts.COPIES)}/ (never handouts/)")
+        return where
+
+
+def _end_on_hangup() -> None:
+    """A kill or the terminal closed: end every process as Ctrl-C does."""
     import signal
 
-    from ...devices import xla_flags_problem
-    from .. import browser, env
-
-    def ended(signum, frame):   # a kill or the terminal closed: end every process as Ctrl-C does
+    def ended(signum, frame):
         raise KeyboardInterrupt
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, ended)
 
-    bad = env.mismatches()
-    if bad:
-        print("build: the running environment does not match environment/requirements.lock:")
-        print("\n".join(f"  {b}" for b in bad[:10]))
-        print("  fix: scripts/setup --force")
-        return 1
-    notebooks = nbs.select(names)
-    nbs.check_inputs(notebooks)
-    flags = xla_flags_problem()
-    if flags:
-        raise errors.KitError(flags)
-    if pdf and browser.find() is None:
-        raise errors.KitError(f"no browser to print the handouts: {browser.INSTALL} "
-                              "(or build without them: --no-pdf)")
-    with one_build_at_a_time(" ".join(["build", *(["--force"] if force else []),
-                                       *(["--no-pdf"] if not pdf else []), *names])):
-        return _build(notebooks, force, pdf)
 
-
-def _build(notebooks: list[Path], force: bool, pdf: bool) -> int:
-    from .. import labgen
-    stale = labgen.generate()
-    if stale:
-        print(f"build: regenerated {', '.join(stale)} from exercises/solutions/")
-    todo = [p for p in notebooks if force or not pdf or not handouts.current(p)]
-    if len(todo) < len(notebooks):
-        print(f"build: {len(notebooks) - len(todo)} notebook(s) current, not rebuilt "
-              "(--force rebuilds them)")
-    with (_printer() if pdf and todo else contextlib.nullcontext()) as printer:
-        executed, results = _execute(todo, reuse=pdf and not force)
-        failed = [r for r in results.values() if not r.ok]
-        if printer is not None and not failed:
-            _export(printer, todo, executed, results)
-    if pdf:
-        handouts.write_index()
-    rows = [results.get(p) or execute.Result(
-        name=paths.short(p), status="current",
-        pages=sum(handouts.pages_of(t) or 0 for t in handouts.targets(p)),
-        shrunk=handouts.shrunk_of(handouts.targets(p)[0]) or []) for p in notebooks]
-    exempt = {paths.short(p): {i for i, c in enumerate(nbs.read(p).cells)
-                               if {"slow", "setup"} & set(nbs.tags(c))} for p in notebooks}
-    decks = [p for p in notebooks if handouts.is_deck(p)]
-    print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD,
-                       decks))
-    kit = [p for p in notebooks if handouts.is_kit(p)]
-    where = [f"executed in {paths.short(EXECUTED)}/"] if kit else []
-    where += ["handouts in handouts/"] if pdf and kit else []
-    if len(kit) < len(notebooks):
-        where.append(f"a copy's run{' and handouts' if pdf else ''} in "
-                     f"{paths.short(handouts.COPIES)}/ (never handouts/)")
-    print(f"build: report in {paths.short(BUILD / 'report.md')}; " + "; ".join(where))
-    for p in handouts.strays() if pdf else []:
-        print(f"build: {paths.short(p)} is not a handout of the kit: left alone (delete it "
-              "if it is yours to delete)")
-    for r in failed:
-        print(f"FAILED {r.name}: {r.failure}")
-    return 1 if failed else 0
-
-
-def _printer():
+def _printer() -> Printer:
     try:
-        return handouts.Printer()
-    except handouts.NoBrowser as e:
+        return Printer()
+    except NoBrowser as e:
         raise errors.KitError(f"{e} (or build without handouts: --no-pdf)") from None
-
-
-def _execute(todo: list[Path], reuse: bool):
-    """Run what must run (an executed copy from the same inputs is reused for printing)."""
-    import nbformat
-    executed, run = {}, []
-    for p in todo:
-        copy = executed_path(p)
-        digest = handouts.inputs_hash(*handouts.sources_of(p))
-        if reuse and copy.exists():
-            nb = nbs.read(copy)
-            if nb.metadata.get("workshop_build", {}).get("inputs") == digest:
-                executed[p] = nb   # executed from these very inputs: export only
-                continue
-        run.append(p)
-    if run:
-        print(f"build: executing {len(run)} notebook(s), {execute.PARALLEL} at a time",
-              flush=True)
-    results = {}
-    for p, (res, text) in zip(run, execute.run_many([(p, None) for p in run]) if run else []):
-        nb = nbformat.reads(text, as_version=4)
-        nb.metadata["workshop_build"] = {"inputs": handouts.inputs_hash(*handouts.sources_of(p))}
-        if res.ok:
-            paths.write_atomic(executed_path(p), nbformat.writes(nb).encode())
-            executed[p] = nb
-        results[p] = res
-    for p in todo:
-        results.setdefault(p, execute.Result(name=paths.short(p), status="reused run"))
-    return executed, results
-
-
-def _export(printer, todo, executed, results) -> None:
-    for p in todo:
-        try:
-            printed = handouts.export(printer, p, executed[p])
-        except handouts.Overflow as e:
-            raise errors.KitError(f"{paths.short(p)}: {e}") from None
-        results[p].pages = sum(x.pages for x in printed)
-        results[p].export_seconds = sum(x.seconds for x in printed)
-        results[p].shrunk = [(page, k) for x in printed for page, k in x.shrunk]
-    if printer.offsite:
-        raise errors.KitError(f"the export asked for addresses off this machine: "
-                              f"{printer.offsite[:3]}")

@@ -1,0 +1,156 @@
+"""What a notebook's handouts are made from, and whether they are current: the notebook (a
+lab's attendee copy too), the lock, and the files of the package its cells and the printing
+modules import, transitively. A comment in workshop/labs/j3.py stales lab J3's handouts, not
+the decks'."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import notebooks as nbs
+from .. import paths
+
+PACKAGE = paths.ROOT / "workshop"
+# how a PDF is made from an executed notebook: every handout depends on these (and on what
+# they import); a notebook depends besides on the kit modules its own cells import
+PRINTING = [PACKAGE / "tools" / "builder" / f
+            for f in ("render.py", "handouts.py", "printer.py", "pdfinfo.py")]
+
+
+def _module_file(name: str) -> Path | None:
+    """workshop.labs.j3 -> workshop/labs/j3.py (a package: its __init__.py); None if none."""
+    base = PACKAGE.joinpath(*name.split(".")[1:])
+    for f in (base / "__init__.py", base.with_suffix(".py")):
+        if f.is_file():
+            return f
+    return None
+
+
+def _imported(source: str, module: str = "", package: bool = False) -> set[str]:
+    """The kit modules `source` imports anywhere (lazy imports in functions included), each
+    with its parent packages (importing workshop.labs.j3 runs workshop/labs/__init__.py)."""
+    import ast
+    import re
+    names: set[str] = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:   # a cell with IPython syntax (%timeit, !ls): read its import lines
+        names |= set(re.findall(r"(?:^|[\s;%])(?:from|import)\s+(workshop[\w.]*)", source, re.M))
+        tree = None
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".")[: len(module.split(".")) - node.level + package]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names |= {base} | {f"{base}.{a.name}" for a in node.names}
+    out = set()
+    for n in names:
+        parts = n.split(".")
+        if parts[0] == "workshop":
+            out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return {n for n in out if _module_file(n)}
+
+
+def package_files(*notebooks) -> list[Path]:
+    """The files of the kit's package a notebook's handouts depend on: the modules its code
+    cells import, the printing modules, and everything those import, transitively. A comment
+    in workshop/labs/j3.py stales lab J3's handouts, not the decks'."""
+    todo = set()
+    for nb in notebooks:   # each a path, or a notebook already read
+        for cell in (nb if hasattr(nb, "cells") else nbs.read(nb)).cells:
+            if cell.cell_type == "code":
+                todo |= _imported(cell.source)
+    todo |= {".".join(("workshop",) + f.relative_to(PACKAGE).with_suffix("").parts)
+             for f in PRINTING}
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = _module_file(name)
+        todo |= _imported(f.read_text(encoding="utf-8"), name, f.name == "__init__.py") - seen
+    return sorted({_module_file(n) for n in seen})
+
+
+def inputs_hash(*notebooks: Path) -> str:
+    """sha256 of the notebooks, the lock and the package files they depend on."""
+    return _digest([Source.read(p) for p in notebooks])
+
+
+def _digest(sources: list[Source]) -> str:
+    h = hashlib.sha256()
+    files = [(s.path, s.raw) for s in sources] + [
+        (f, f.read_bytes()) for f in [paths.LOCK] + package_files(*(s.nb for s in sources))]
+    for p, data in files:
+        h.update(Path(paths.short(p)).as_posix().encode() + b"\0")
+        h.update(data + b"\0")
+    return h.hexdigest()
+
+
+def is_kit(src: Path) -> bool:
+    """One of the kit's own decks or lab sources (not a copy, wherever the copy is)."""
+    return Path(src).resolve() in {p.resolve() for p in nbs.all_notebooks()}
+
+
+@dataclass
+class Source:
+    """One notebook as a build sees it, read once and passed from stage to stage: its bytes,
+    the notebook, whether it is one of the kit's own and a deck, and (cached) the hash of what
+    its handouts are made from."""
+    path: Path
+    raw: bytes = field(repr=False)
+    nb: object = field(repr=False)
+    kit: bool = False
+    deck: bool = False
+
+    @classmethod
+    def read(cls, path: Path) -> Source:
+        path = Path(path)
+        raw = nbs.read_bytes(path)
+        nb = nbs.loads(raw, path)
+        return cls(path, raw, nb, is_kit(path),
+                   path.parent == paths.DECKS or "rise" in nb.metadata)
+
+    @property
+    def lab(self) -> bool:
+        """A kit lab source: its handouts are made from its attendee copy too."""
+        return self.kit and not self.deck
+
+    @functools.cached_property
+    def sheet(self) -> Source:
+        """A kit lab's attendee copy in exercises/, read once."""
+        return Source.read(paths.EXERCISES / self.path.name)
+
+    @property
+    def files(self) -> list[Path]:
+        return [self.path, self.sheet.path] if self.lab else [self.path]
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return _digest([self, self.sheet] if self.lab else [self])
+
+
+def build_date(path: Path) -> str:
+    """The date of the notebook's last commit (stable across rebuilds); today if uncommitted."""
+    try:
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=paths.ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        day = subprocess.run(["git", "log", "-1", "--format=%cs", "--", str(path)],
+                             cwd=paths.ROOT, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        if day and not dirty:
+            return day
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
