@@ -97,17 +97,42 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
     cells it adds are removed again, and a failure in one is the section's).
     """
     import nbformat
-
-    from ..kernel import fresh_kernel_manager
-
     result = Result(name=name, cells=len(nb.cells))
     t0 = time.perf_counter()
     if sections_alone:
         with_section_resets(nb)
     if preamble:
         nb.cells.insert(0, nbformat.v4.new_code_cell(preamble))
-    # the kernel's TMPDIR is a folder of this run's own: whatever the notebook leaves there
-    # after its kernel ended (its atexit handlers ran) fails the run, and goes with the folder
+    ran = _run_in_kernel(nb, cwd, allow_errors, kernel_name)
+    errors, last = _without_added_cells(nb, ran, bool(preamble), name, result)
+    if ran.halted and allow_errors:
+        result.stopped = ran.halted   # a timeout or a dead kernel: the cells after it never ran
+    result.failure = _failure(nb, result, errors, ran, last, allow_errors)
+    result.seconds = time.perf_counter() - t0
+    result.times = [_cell_seconds(c) for c in nb.cells]
+    after_setup = range(nbs.setup_index(nb) + 1, len(nb.cells))
+    if after_setup:   # the setup cell's time is `import jax`, the same everywhere
+        i = max(after_setup, key=result.times.__getitem__)
+        result.slowest = (i, nbs.title_at(nb, i), result.times[i])
+    return result, nb
+
+
+@dataclass
+class _Ran:
+    """What one run in a kernel came to, by the executed notebook's cell indices."""
+    errors: dict[int, str] = field(default_factory=dict)   # cell -> "ename: evalue"
+    started: list[int] = field(default_factory=list)
+    halted: str = ""          # a timeout or a dead kernel: why the run stopped mid-cell
+    left: list[str] = field(default_factory=list)   # what it left in its temporary folder
+
+
+def _run_in_kernel(nb, cwd: Path, allow_errors: bool, kernel_name: str) -> _Ran:
+    """Execute `nb` in a fresh kernel, noting each cell's error as nbclient reports it (its
+    on_cell_error hook). The kernel's TMPDIR is a folder of this run's own: whatever the
+    notebook leaves there after its kernel ended (its atexit handlers ran) is noted, and goes
+    with the folder."""
+    from ..kernel import fresh_kernel_manager
+    ran = _Ran()
     with tempfile.TemporaryDirectory(prefix="workshop-run-") as run:
         tmp = os.path.join(run, "tmp")
         os.mkdir(tmp)
@@ -116,60 +141,63 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
             client = _capped_client()(nb, km=km, timeout=CELL_TIMEOUT,
                                       allow_errors=allow_errors, record_timing=True,
                                       resources={"metadata": {"path": str(cwd)}})
-            started: list[int] = []
-            client.on_cell_start = lambda cell, cell_index: started.append(cell_index)
-            failure, halted = _run(client, kernel_env(run, tmp))
-            failure = _mark_too_big(client, nb, failure)
-        left = sorted(os.listdir(tmp))
-    last_started = max(started[-1] - (1 if preamble else 0), 0) if started else 0
+            client.on_cell_start = lambda cell, cell_index: ran.started.append(cell_index)
+            client.on_cell_error = lambda cell, cell_index, execute_reply: \
+                ran.errors.setdefault(cell_index, _said(execute_reply["content"]))
+            ran.halted = _run(client, kernel_env(run, tmp))
+            ran.errors.update(_mark_too_big(client, nb))
+        ran.left = sorted(os.listdir(tmp))
+    return ran
+
+
+def _said(error) -> str:
+    return f"{error.get('ename', 'Error')}: {error.get('evalue', '')}"
+
+
+def _without_added_cells(nb, ran: _Ran, preamble: bool, name: str,
+                         result: Result) -> tuple[dict[int, str], int]:
+    """Take the preamble and the injected reset-and-setup cells out again. Returns the cells'
+    errors and the last cell started, renumbered to the notebook's own cells; an injected
+    cell's error is its section's setup failure (in result.setup_failures)."""
     if preamble:
-        first = nb.cells.pop(0)
-        if failure is not None and any(o.get("output_type") == "error"
-                                       for o in first.get("outputs", [])):
-            raise RuntimeError(f"{name}: the preamble failed: {failure}")
+        nb.cells.pop(0)
+        if 0 in ran.errors:
+            raise RuntimeError(f"{name}: the preamble failed: {ran.errors[0]}")
+    shift = int(preamble)
+    errors = {i - shift: e for i, e in ran.errors.items() if i >= shift}
+    last = max(ran.started[-1] - shift, 0) if ran.started else 0
     injected = [i for i, c in enumerate(nb.cells) if INJECTED in c.metadata]
-    last_started -= sum(i < last_started for i in injected)
     for i in reversed(injected):
         cell = nb.cells.pop(i)
-        err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
-        if err:   # section_result finds it by the section's title
-            failure = failure or f"{err['ename']}: {err['evalue']}"
-            result.setup_failures.append((cell.metadata[INJECTED], f"{err['ename']}: "
-                                          f"{err['evalue']}".split("\n")[0][:300]))
-    if allow_errors and halted:
-        result.stopped = failure   # a timeout or a dead kernel: the cells after it never ran
-    elif allow_errors:
-        failure = next((f"{o['ename']}: {o['evalue']}" for c in nb.cells
-                        for o in c.get("outputs", []) if o.get("output_type") == "error"),
-                       None)
-        if failure is None and result.setup_failures:
-            title, err = result.setup_failures[0]
-            failure = f"the setup cell, run again before “{title}”: {err}"
-    if failure is None and left:
-        failure = (f"LeftBehind: the run left {len(left)} file(s) in its temporary folder when "
-                   f"its kernel ended ({', '.join(left[:3])}): remove what a cell makes there "
-                   "(tempfile.TemporaryDirectory, or shutil.rmtree at the end)")
-        result.failure = Failure(len(nb.cells) - 1, nbs.title_at(nb, len(nb.cells) - 1),
-                                 failure)
-    elif failure is not None:
-        if halted:   # a timeout or a dead kernel: the cell that was running
-            idx = last_started
-        else:        # the first cell that raised, or the section whose setup rerun failed
-            rerun = next((sec.start for sec in nbs.sections(nb) for title, _ in
-                          result.setup_failures[:1] if sec.title == title), last_started)
-            idx = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
-                        and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-                       rerun)
-        err = next((f"{o['ename']}: {o['evalue']}" for o in nb.cells[idx].get("outputs", [])
-                    if o.get("output_type") == "error"), failure)
-        result.failure = Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])
-    result.seconds = time.perf_counter() - t0
-    result.times = [_cell_seconds(c) for c in nb.cells]
-    after_setup = range(nbs.setup_index(nb) + 1, len(nb.cells))
-    if after_setup:   # the setup cell's time is `import jax`, the same everywhere
-        i = max(after_setup, key=result.times.__getitem__)
-        result.slowest = (i, nbs.title_at(nb, i), result.times[i])
-    return result, nb
+        if i in errors:   # section_result finds it by the section's title
+            result.setup_failures.insert(0, (cell.metadata[INJECTED],
+                                             errors.pop(i).split("\n")[0][:300]))
+    before = lambda i: sum(k < i for k in injected)   # noqa: E731
+    return {i - before(i): e for i, e in errors.items()}, last - before(last)
+
+
+def _failure(nb, result: Result, errors: dict[int, str], ran: _Ran, last: int,
+             allow_errors: bool) -> Failure | None:
+    """The run's one failure: the cell that was running when it halted; else the first cell
+    that raised; else the section whose setup rerun failed; else files left behind."""
+    if ran.halted:
+        idx, err = last, errors.get(last, ran.halted)
+    elif errors:
+        idx = min(errors)
+        err = errors[idx]
+    elif result.setup_failures:
+        title, said = result.setup_failures[0]
+        idx = next((sec.start for sec in nbs.sections(nb) if sec.title == title), last)
+        err = f"the setup cell, run again before “{title}”: {said}" if allow_errors else said
+    elif ran.left:
+        end = len(nb.cells) - 1
+        return Failure(end, nbs.title_at(nb, end), (
+            f"LeftBehind: the run left {len(ran.left)} file(s) in its temporary folder when "
+            f"its kernel ended ({', '.join(ran.left[:3])}): remove what a cell makes there "
+            "(tempfile.TemporaryDirectory, or shutil.rmtree at the end)"))
+    else:
+        return None
+    return Failure(idx, nbs.title_at(nb, idx), err.split("\n")[0][:300])
 
 
 def section_result(whole: Result, executed, section) -> Result:
@@ -238,11 +266,11 @@ def _capped_client():
     return Capped
 
 
-def _mark_too_big(client, nb, failure: str | None) -> str | None:
-    """Each cell whose output passed OUTPUT_CAP ends with an OUTPUT_TOO_BIG error output (the
-    run's failure, where no earlier cell failed) in place of the interrupt's."""
+def _mark_too_big(client, nb) -> dict[int, str]:
+    """Each cell whose output passed OUTPUT_CAP ends with an OUTPUT_TOO_BIG error output in
+    place of the interrupt's; returns {cell: that error}."""
     import nbformat
-    first = None
+    marked = {}
     for i, made in sorted(client.made.items()):
         if made <= OUTPUT_CAP:
             continue
@@ -254,10 +282,8 @@ def _mark_too_big(client, nb, failure: str | None) -> str | None:
                "print less")
         cell.outputs.append(nbformat.v4.new_output("error", ename=OUTPUT_TOO_BIG, evalue=why,
                                                    traceback=[f"{OUTPUT_TOO_BIG}: {why}"]))
-        first = first if first is not None else f"{OUTPUT_TOO_BIG}: {why}"
-    if first is None:
-        return failure
-    return first if failure is None or "KeyboardInterrupt" in failure else failure
+        marked[i] = f"{OUTPUT_TOO_BIG}: {why}"
+    return marked
 
 
 def kernel_env(run: str, tmp: str) -> dict:
@@ -274,20 +300,19 @@ def kernel_env(run: str, tmp: str) -> dict:
     return env
 
 
-def _run(client, env: dict) -> tuple[str | None, bool]:
-    """Execute (the kernel started with `env`); (None, False) on success, else (one line of
-    what went wrong, whether the run halted: a timeout or a dead kernel, rather than a cell
-    that raised)."""
+def _run(client, env: dict) -> str:
+    """Execute (the kernel started with `env`). A cell that raised is noted by the client's
+    on_cell_error hook; returns why the run halted mid-cell (a timeout, a dead kernel), or ""."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     try:
         client.execute(env=env)
-        return None, False
     except CellTimeoutError:
-        return f"timed out: the cell ran past {client.timeout} s", True
+        return f"timed out: the cell ran past {client.timeout} s"
     except DeadKernelError:
-        return "the kernel died while the cell ran", True
-    except CellExecutionError as e:
-        return str(e).strip().split("\n")[-1], False
+        return "the kernel died while the cell ran"
+    except CellExecutionError:
+        pass   # (the hook has it, with the cell's index)
+    return ""
 
 
 def _job(args):
