@@ -14,7 +14,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .show import hlo_text
+from .artefacts import (
+    JaxprGraph,
+    batch_dims,
+    check_split,
+    collective_groups,
+    hlo_entry,
+    jaxpr_graph,
+    printer_names,
+    stablehlo_ops,
+)
+from .artefacts import replica_groups as replica_groups  # where the tests found it
 
 INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
@@ -134,36 +144,8 @@ def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
         x += w + gap
     out.append("</svg>")
     return "\n".join(out)
-_MAIN_OP = re.compile(r'^    (?:%[\w#:]+(?:, %[\w#:]+)* = )?"?((?:\w+\.)+\w+|call)(?: (@\w+))?')
-_HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (?:\([^()]*\)|\S+) ([a-z][\w\-]*)\(")
-
-
 def _n(k: int, word: str) -> str:
     return f"{k} {word}" if k == 1 else f"{k} {word}s"
-
-
-def stablehlo_ops(lowered) -> list[str]:
-    """The top-level ops of the entry function @main, in order, `return` left out: ops
-    nested in a region (a while body) are not listed; stablehlo. is dropped from the names,
-    other dialects keep theirs (chlo.erf), a call names its callee (call @argmax)."""
-    text = lowered.as_text()
-    main = text.split("func.func public @main", 1)[1].split("\n  }\n", 1)[0]
-    ops = []
-    for line in main.split("\n")[1:]:
-        m = _MAIN_OP.match(line)
-        if not m or m.group(1).endswith("return"):
-            continue
-        op = m.group(1).removeprefix("stablehlo.").removeprefix("func.")
-        ops.append(f"{op} {m.group(2)}" if op == "call" and m.group(2) else op)
-    return ops
-
-
-def hlo_entry(compiled) -> list[tuple[str, str]]:
-    """(name, opcode) of each instruction of the compiled ENTRY, in order, parameters
-    included. XLA names a loop fusion after what it fused: tanh_reduce_fusion."""
-    text, _ = hlo_text(compiled)
-    entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
-    return [m.groups() for line in entry.split("\n")[1:] if (m := _HLO_OP.match(line))]
 
 
 def show_stations(fn, *args, room: int = 4) -> Picture:
@@ -212,28 +194,6 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
     return Picture(svg, caption, facts)
 
 
-def printer_names(jaxpr) -> dict:
-    """Var -> the name `str(jaxpr)` gives it. Read from the printer's own naming context
-    (unused results are _, names in nested and shared jaxprs are counted), by watching
-    core.pp_toplevel_jaxpr create it while it prints."""
-    from jax._src import core
-
-    made = []
-    real = core.JaxprPpContext
-
-    class Watched(real):
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k)
-            made.append(self)
-
-    core.JaxprPpContext = Watched
-    try:
-        jaxpr.pretty_print()
-    finally:
-        core.JaxprPpContext = real
-    return made[0].var_names
-
-
 UNKNOWN_FILL = "#fdebd9"
 
 
@@ -249,112 +209,9 @@ def _jaxpr_of(x):
     return jaxpr
 
 
-def _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals) -> None:
-    """Raise unless partial_eval_jaxpr_nounits splits `jaxpr` the way the picture does."""
-    from jax._src.interpreters import partial_eval as pe
-
-    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(jaxpr, unknowns=list(unknowns),
-                                                           instantiate=False)
-    said = ([e.primitive.name for e in known.eqns], [e.primitive.name for e in unknown.eqns],
-            len(res))
-    drew = (known_eqns, unknown_eqns, len(residuals))
-    if said != drew:
-        raise ValueError(f"partial evaluation splits this jaxpr as {said} (known, unknown, "
-                         f"residuals), not as drawn {drew}")
-
-
-@dataclass
-class _Graph:
-    """A jaxpr as columns of boxes. A box is (title, lines, vars it reads); an edge is
-    ((column, row) from, (column, row) to, the variable's printed name, crosses the cut)."""
-    columns: list
-    edges: list
-    late: dict                     # (column, row) -> unknown until later?
-    known: list
-    unknown: list
-    residuals: list                # the Vars that cross the cut
-    names: dict                    # Var -> printed name
-
-    @property
-    def out_col(self) -> int:
-        return len(self.columns) - 1
-
-
-def _graph(inner, unknowns=None, inline_consts: bool = False,
-           rename: dict | None = None) -> _Graph:
-    """Lay `inner`'s equations out in columns: inputs first, each equation in the column after
-    the last one it reads from, the outputs last. `unknowns` marks partial evaluation's
-    unknown inputs (the consts are known); `inline_consts` writes the consts into the boxes
-    that read them, by name, as literals are, instead of drawing them as inputs; `rename`
-    overrides the printer's name of some Vars."""
-    from jax._src import core
-
-    names = list(getattr(inner.debug_info, "arg_names", None) or [])
-    printed = {**printer_names(inner), **(rename or {})}
-    name = printed.__getitem__
-    lit = lambda x: x.pretty_print(None, print_dtype=False)
-    typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
-    inline = set(inner.constvars) if inline_consts else set()
-    col: dict = {}                 # Var -> column of the box that defines it
-    place: dict = {}               # Var -> (column, row)
-    columns: list = [[]]
-    bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
-    unk: dict = {}                 # Var -> unknown until later?
-    late: dict = {}
-    for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
-        unk[v] = bits[i]
-        if v in inline:
-            continue
-        k = i - len(inner.constvars)
-        arg = "const" if k < 0 else names[k] if k < len(names) else "arg"
-        col[v] = 0
-        place[v] = (0, len(columns[0]))
-        late[place[v]] = bits[i]
-        columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
-    edges, known, unknown, residuals = [], [], [], []
-    for eqn in inner.eqns:
-        ins = [x for x in eqn.invars if not isinstance(x, core.Literal) and x not in inline]
-        c = 1 + max((col[x] for x in ins), default=0)
-        while len(columns) <= c:
-            columns.append([])
-        title = eqn.primitive.name
-        if len(ins) < len(eqn.invars):        # add(·, 2.0); a const inlined by name
-            title += "(" + ", ".join(lit(x) if isinstance(x, core.Literal) else name(x)
-                                     if x in inline else "·" for x in eqn.invars) + ")"
-        outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
-        lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
-        row = len(columns[c])
-        columns[c].append((title, lines, ins))
-        u = any(unk[x] for x in eqn.invars if not isinstance(x, core.Literal))
-        late[(c, row)] = u
-        (unknown if u else known).append(eqn.primitive.name)
-        for x in (x for x in eqn.invars if not isinstance(x, core.Literal)):
-            crossing = u and not unk[x]
-            if crossing and x not in residuals:
-                residuals.append(x)
-            if x in place:
-                edges.append((place[x], (c, row), name(x), crossing))
-        for o in eqn.outvars:
-            unk[o] = u
-        for o in outs:
-            col[o], place[o] = c, (c, row)
-    out_col = len(columns)
-    columns.append([])
-    for o in inner.outvars:
-        row = len(columns[out_col])
-        if isinstance(o, core.Literal) or o not in place:
-            columns[out_col].append(("out", [lit(o) if isinstance(o, core.Literal)
-                                             else name(o)], []))
-            continue
-        columns[out_col].append(("out", [name(o)], [o]))
-        late[(out_col, row)] = unk[o]
-        edges.append((place[o], (out_col, row), name(o), False))
-    return _Graph(columns, edges, late, known, unknown, residuals, printed)
-
-
 @dataclass
 class _Layout:
-    """Where a _Graph's boxes go: box(c, r) -> (x, y, w, h); route(edge) -> a path's points
+    """Where a JaxprGraph's boxes go: box(c, r) -> (x, y, w, h); route(edge) -> a path's points
     (corners rounded when drawn, or a cubic when `curve`); the fonts; the size."""
     width: float
     height: float
@@ -364,7 +221,7 @@ class _Layout:
     small: float
 
 
-def _layout_right(g: _Graph, box_w: float, gap: float, top: float) -> _Layout:
+def _layout_right(g: JaxprGraph, box_w: float, gap: float, top: float) -> _Layout:
     """Columns left to right, each as wide as its text. An edge to the next column is a curve
     inside the gap between them; an edge that skips columns turns into the nearest gap
     between rows (there are no boxes there), runs along it, and turns back in the gap before
@@ -398,7 +255,7 @@ def _layout_right(g: _Graph, box_w: float, gap: float, top: float) -> _Layout:
     return _Layout(width, height, box, route, big, small)
 
 
-def _layout_down(g: _Graph, top: float, min_width: float) -> _Layout:
+def _layout_down(g: JaxprGraph, top: float, min_width: float) -> _Layout:
     """Levels top to bottom, each level's boxes centred, larger type: for a short jaxpr on a
     slide. An edge to the next level is a curve in the gap between them; one that skips levels
     leaves downwards into that gap, runs left of every box, and comes back along the gap
@@ -452,7 +309,7 @@ def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
     return " ".join(d)
 
 
-def _draw_graph(g: _Graph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
+def _draw_graph(g: JaxprGraph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
                 colour: str = INK, head: str = "graphhead", dy: float = 0) -> list[str]:
     """The boxes and edges of a laid-out graph (orange and dashed: unknown until later when
     `cut`; thick orange: an edge that crosses the cut). `mirror` flips it left to right, so
@@ -504,10 +361,10 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     if unknowns is not None and len(unknowns) != len(inner.invars):
         raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
                          f"{len(inner.invars)} input(s)")
-    g = _graph(inner, unknowns)
+    g = jaxpr_graph(inner, unknowns)
     cut = unknowns is not None
     if cut:
-        _split(inner, unknowns, g.known, g.unknown, g.residuals)
+        check_split(inner, unknowns, g)
     top = 34 if cut else 0         # a legend line
     lay = (_layout_down(g, top, 680 if cut else 0) if down
            else _layout_right(g, box_w, gap, top))
@@ -529,44 +386,8 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     return Picture("\n".join(out), caption, facts)
 
 
-_GROUPED = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
-_REPLICA_GROUPS = re.compile(r"replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
-                             r"(?:T\([\d,]+\))?|mesh\[[^\]]*\](?:, device_ids=\([^()]*"
-                             r"(?:\([\d,]*\))?\))? \{[^}]*\})")
 PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
            "#4e342e"]
-
-
-def replica_groups(text: str) -> list[list[int]]:
-    """The device groups of one replica_groups= value, in any of the three forms the
-    compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or the mesh-axes form
-    mesh['x'=2,'y'=4] {'x'} (XLA on 0.12 writes the mesh's own axis names; optionally with
-    device_ids=([2,4]T(1,0)), the ids in mesh order). Ids are logical: positions in the
-    device assignment."""
-    import numpy as np
-
-    if text.startswith("{{"):
-        return [[int(i) for i in g.split(",") if i] for g in text[2:-2].split("},{")]
-    if text.startswith("["):
-        m = re.fullmatch(r"\[([\d,]+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
-        shape, dims = [list(map(int, g.split(","))) for g in m.groups()[:2]]
-        ids = np.arange(int(np.prod(dims))).reshape(dims)
-        if m.group(3):
-            ids = ids.transpose([int(p) for p in m.group(3).split(",")])
-        return ids.reshape(shape).tolist()
-    m = re.fullmatch(r"mesh\[([^\]]*)\](?:, device_ids=\((.*)\))? \{([^}]*)\}", text)
-    axes = re.findall(r"'(\w+)'=(\d+)", m.group(1))
-    names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
-    over = [names.index(a) for a in re.findall(r"'(\w+)'", m.group(3))]
-    rest = [i for i in range(len(names)) if i not in over]
-    ids = np.arange(int(np.prod(sizes)))
-    if m.group(2):                 # the device ids, in mesh order: an iota, maybe transposed
-        d = re.fullmatch(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", m.group(2))
-        ids = ids.reshape([int(k) for k in d.group(1).split(",")])
-        if d.group(2):
-            ids = ids.transpose([int(p) for p in d.group(2).split(",")])
-    ids = ids.reshape(sizes).transpose(rest + over)
-    return ids.reshape(-1, int(np.prod([sizes[i] for i in over]))).tolist()
 
 
 def show_collectives(compiled, mesh) -> Picture:
@@ -581,17 +402,7 @@ def show_collectives(compiled, mesh) -> Picture:
         raise ValueError(f"show_collectives draws a 2-D mesh; this one has shape {grid.shape}")
     rows, cols = grid.shape
     rows_name, cols_name = (str(a) for a in mesh.axis_names)
-    found, left = [], []           # (kind, groups) drawn; kinds that name no groups
-    for line in hlo_text(compiled)[0].split("\n"):
-        m = _HLO_OP.match(line)
-        kind = m and m.group(2).removesuffix("-start")
-        if kind in _GROUPED + ("collective-permute",):
-            groups = _REPLICA_GROUPS.search(line) if kind in _GROUPED else None
-            if groups:
-                found.append((kind, replica_groups(groups.group(1))))
-            else:
-                left.append(kind)
-    left = sorted(set(left))
+    found, left = collective_groups(compiled)   # (kind, groups) drawn; kinds naming none
     cell_w, cell_h, pad, gap = 150, 84, 16, 40
     panel_w = max(cols * cell_w + 2 * pad, 470)
     panel_h = 34 + rows * cell_h + 2 * pad
@@ -833,8 +644,8 @@ def show_ad_flow(f, *args) -> Picture:
     fwd_names = printer_names(lin.jaxpr)     # a residual keeps its forward name below
     same = {tv: fwd_names[lv] for tv, tc in zip(tr.jaxpr.constvars, tr.consts)
             for lv, lc in zip(lin.jaxpr.constvars, lin.consts) if tc is lc}
-    ups = [_graph(lin.jaxpr, inline_consts=True),
-           _graph(tr.jaxpr, inline_consts=True, rename=same)]
+    ups = [jaxpr_graph(lin.jaxpr, inline_consts=True),
+           jaxpr_graph(tr.jaxpr, inline_consts=True, rename=same)]
     try:
         params = list(inspect.signature(f).parameters)[:len(args)]
     except (TypeError, ValueError):
@@ -882,37 +693,6 @@ def show_ad_flow(f, *args) -> Picture:
     return Picture("\n".join(out), caption, facts)
 
 
-def _batch_dims(f, args, in_axes):
-    """Run make_jaxpr(f)'s equations one by one under jax.vmap(…, in_axes) and read where each
-    value's batch dimension sits (a BatchTracer's batch_dim; None: not batched)."""
-    import jax
-    from jax._src import core
-
-    one = [a if ax is None else jax.numpy.take(a, 0, axis=ax) for a, ax in zip(args, in_axes)]
-    closed = jax.make_jaxpr(f)(*one)
-    seen = []
-
-    def run(*vals):
-        env = dict(zip(closed.jaxpr.constvars, closed.consts))
-        env.update(zip(closed.jaxpr.invars, vals))
-        read = lambda v: v.val if isinstance(v, core.Literal) else env[v]
-        bdim = lambda x: getattr(x, "batch_dim", None)
-        seen.append(("in", [], [bdim(v) for v in vals],
-                     [v.aval for v in closed.jaxpr.invars]))
-        for eqn in closed.eqns:
-            ins = [read(v) for v in eqn.invars]
-            with eqn.ctx.manager:  # as core.eval_jaxpr binds: a cond, a jit, a custom_jvp
-                outs = eqn.primitive.bind(*ins, **eqn.primitive.get_bind_params(eqn.params))
-            outs = outs if eqn.primitive.multiple_results else [outs]
-            seen.append((eqn.primitive.name, [bdim(x) for x in ins], [bdim(o) for o in outs],
-                         [v.aval for v in eqn.outvars]))
-            env.update(zip(eqn.outvars, outs))
-        return [read(v) for v in closed.jaxpr.outvars]
-
-    jax.vmap(run, in_axes=tuple(in_axes))(*args)
-    return closed, seen
-
-
 def show_batching(f, *args, in_axes=0) -> Picture:
     """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
     one example), each value drawn as a row of its axes with the batch axis B, orange, where
@@ -926,7 +706,7 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     if len(axes) != len(args) or all(ax is None for ax in axes):
         raise ValueError(f"show_batching needs one in_axes entry per argument (an int or None,"
                          f" at least one int); got {in_axes!r} for {len(args)} argument(s)")
-    closed, seen = _batch_dims(f, args, axes)
+    _, seen = batch_dims(f, args, axes)
     size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
     batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
     moves = [e.primitive.name for e in batched.eqns]
