@@ -4,7 +4,7 @@ What a slide shows (show.py) and what a picture draws is read here, once: the HL
 location tables, the top-level ops of @main and of ENTRY, the collectives and their device
 groups, the names the jaxpr printer gives, a jaxpr laid out as columns of equations, and where
 vmap keeps each value's batch dimension. A lab's checks keep their own readers, independent of
-these (in lab J4 the attendee writes one).
+these (in lab J4 the attendee writes one); J4 shares only the collectives' names.
 """
 from __future__ import annotations
 
