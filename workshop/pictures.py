@@ -5,7 +5,7 @@ names it drew, so a hidden check cell can pin what the picture claims. Sizes are
 own pixels: a slide is 1280×720 and a picture scales down to at most SLIDE_W wide, so its text
 is drawn at 18 px or more after that scaling (`Picture.text_px`).
 
-Here: the picture's style and the four stations; the jaxpr pictures are in dataflow.py, the
+Here: the pictures' style and the four stations; the jaxpr pictures are in dataflow.py, the
 others in diagrams.py. What they draw is read by artefacts.py, and built with svg.py.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import svg
-from .artefacts import hlo_entry, stablehlo_ops
-from .artefacts import printer_names as printer_names  # the readers, where decks found them
-from .artefacts import replica_groups as replica_groups
+from .artefacts import hlo_entry, stablehlo_ops  # deck 01 imports hlo_entry from here
+from .artefacts import printer_names as printer_names  # readers that lived here stay
+from .artefacts import replica_groups as replica_groups  # importable here (the tests)
 
 INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
 UNKNOWN_FILL = "#fdebd9"
