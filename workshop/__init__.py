@@ -3,19 +3,12 @@
     import workshop; workshop.setup()          # first cell: eight fake CPU devices, banner
     from workshop import show_source, refuses  # JAX's own source; an expected error
 """
+from .dataflow import show_ad_flow, show_graph
 from .devices import N_DEVICES, PINNED_JAX, SetupError, setup
+from .diagrams import show_batching, show_cache_chain, show_collectives, show_tree
 from .expect import ClaimFailed, refuses
 from .filemap import file_map
-from .pictures import (
-    Picture,
-    show_ad_flow,
-    show_batching,
-    show_cache_chain,
-    show_collectives,
-    show_graph,
-    show_stations,
-    show_tree,
-)
+from .pictures import Picture, show_stations
 from .show import Shown, show_cost, show_hlo, show_jaxpr, show_source, show_stablehlo, trim
 
 __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",

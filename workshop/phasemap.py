@@ -7,7 +7,8 @@ are the decks' titles (`PHASES`; a deck's check cell compares them with the deck
 """
 from __future__ import annotations
 
-from .pictures import ACCENT, FILL, INK, SANS, Picture, _marker, _svg, _text
+from . import svg
+from .pictures import ACCENT, FILL, INK, SANS, Picture, label
 
 # (phase, the deck's title, what reads or rewrites the record there: two short lines)
 PHASES = [
@@ -38,40 +39,39 @@ def show_phase_map(here: int | None = None) -> Picture:
     card_h = round(PX * 2.4) + 2 * line_h + 14
     top = 86
     height = top + 2 * card_h + GAP + 6
-    out = [_svg(W, height, _marker("phasehead", INK, 14))]
+    out = []
     # the banner: your Python, traced once, becomes the record every phase works on
     boxes = [("your Python", 14, 190), ("the record: a jaxpr", 470, 300)]
     for name, x, w in boxes:
         bold = name.startswith("the record")
-        out.append(f"<rect x='{x}' y='8' width='{w}' height='48' rx='10' fill='{FILL}' "
-                   f"stroke='{ACCENT if bold else INK}' stroke-width='{3 if bold else 2}'/>")
-        out.append(_text(x + w / 2, 40, name, PX + 2, font=SANS, anchor="middle", bold=bold))
-    out.append(f"<line x1='207' y1='32' x2='467' y2='32' stroke='{INK}' stroke-width='3' "
-               "marker-end='url(#phasehead)'/>")
-    out.append(_text(337, 24, "trace once, with stand-ins", PX - 2, font=SANS,
+        out.append(svg.rect(x, 8, w, 48, rx=10, fill=FILL, stroke=ACCENT if bold else INK,
+                            stroke_width=3 if bold else 2))
+        out.append(label(x + w / 2, 40, name, PX + 2, font=SANS, anchor="middle", bold=bold))
+    out.append(svg.line(207, 32, 467, 32, stroke=INK, stroke_width=3,
+                        marker_end="url(#phasehead)"))
+    out.append(label(337, 24, "trace once, with stand-ins", PX - 2, font=SANS,
                      anchor="middle", fill=ACCENT))
-    out.append(_text(790, 40, "every phase reads or rewrites it", PX, font=SANS))
+    out.append(label(790, 40, "every phase reads or rewrites it", PX, font=SANS))
     for k, (phase, title, lines) in enumerate(PHASES):
         x = 2 + (k % 3) * (card_w + GAP)
         y = top + (k // 3) * (card_h + GAP)
         mine = phase == here
-        out.append(f"<rect x='{x:g}' y='{y}' width='{card_w:g}' height='{card_h}' rx='10' "
-                   f"fill='{'#fff3e6' if mine else FILL}' stroke='{ACCENT if mine else INK}' "
-                   f"stroke-width='{4 if mine else 2}'/>")
-        out.append(_text(x + 14, y + PX * 1.5, f"{phase} · {title}", PX + 2, font=SANS,
+        out.append(svg.rect(x, y, card_w, card_h, rx=10, fill="#fff3e6" if mine else FILL,
+                            stroke=ACCENT if mine else INK, stroke_width=4 if mine else 2))
+        out.append(label(x + 14, y + PX * 1.5, f"{phase} · {title}", PX + 2, font=SANS,
                          bold=True))
         if mine:
-            out.append(_text(x + card_w - 12, y + PX * 1.5, "you are here", PX - 2,
+            out.append(label(x + card_w - 12, y + PX * 1.5, "you are here", PX - 2,
                              font=SANS, anchor="end", fill=ACCENT, bold=True))
         for j, line in enumerate(lines):
             if _chars(line, PX) > card_w - 24:
                 raise ValueError(f"phase {phase}: {line!r} is too wide for its card")
-            out.append(_text(x + 14, y + PX * 2.4 + (j + 0.8) * line_h, line, PX, font=SANS,
+            out.append(label(x + 14, y + PX * 2.4 + (j + 0.8) * line_h, line, PX, font=SANS,
                              fill="#222"))
-    out.append("</svg>")
     facts = {"phases": [(p, t) for p, t, _ in PHASES], "here": here,
              "lines": {p: list(lines) for p, _, lines in PHASES}}
     where = f"; you are in phase {here}, {PHASES[here - 1][1]}" if here else ""
     caption = ("One trick: trace your Python once into a jaxpr, the record; six phases read or "
                "rewrite it: " + "; ".join(f"{p} {t}" for p, t, _ in PHASES) + where)
-    return Picture("\n".join(out), caption, facts)
+    picture = svg.svg(W, height, out, defs=[svg.arrowhead("phasehead", INK, 14)])
+    return Picture(picture, caption, facts)

@@ -4,19 +4,24 @@ A `Picture` shows as SVG in Jupyter, RISE and the PDF handouts; its `facts` are 
 names it drew, so a hidden check cell can pin what the picture claims. Sizes are the slide's
 own pixels: a slide is 1280×720 and a picture scales down to at most SLIDE_W wide, so its text
 is drawn at 18 px or more after that scaling (`Picture.text_px`).
+
+Here: the pictures' style and the four stations; the jaxpr pictures are in dataflow.py, the
+others in diagrams.py. What they draw is read by artefacts.py, and built with svg.py.
 """
 from __future__ import annotations
 
-import html
 import inspect
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .show import hlo_text
+from . import svg
+from .artefacts import hlo_entry, stablehlo_ops  # deck 01 imports hlo_entry from here
+from .artefacts import printer_names as printer_names  # readers that lived here stay
+from .artefacts import replica_groups as replica_groups  # importable here (the tests)
 
 INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
+UNKNOWN_FILL = "#fdebd9"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
@@ -55,27 +60,12 @@ class Picture:
         return min(sizes) * min(1.0, slide_w / w)
 
 
-def _svg(width: float, height: float, *defs: str) -> str:
-    """The opening tag every picture uses (natural size, scaled down to fit), with its defs."""
-    head = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width:g} {height:g}' "
-            f"width='{width:g}' style='max-width:100%;height:auto' role='img'>")
-    return head + (f"<defs>{''.join(defs)}</defs>" if defs else "")
-
-
-def _marker(name: str, colour: str = INK, size: float = 11) -> str:
-    """An arrowhead `url(#name)` of one colour; ids are per colour and picture kind, so two
-    pictures on one page never borrow each other's heads."""
-    return (f"<marker id='{name}' viewBox='0 0 10 10' refX='9' refY='5' "
-            f"markerUnits='userSpaceOnUse' markerWidth='{size}' markerHeight='{size}' "
-            f"orient='auto'><path d='M0,0 L10,5 L0,10 z' fill='{colour}'/></marker>")
-
-
-def _text(x: float, y: float, s: str, px: float, *, font: str = MONO, fill: str = INK,
-          anchor: str = "", bold: bool = False, extra: str = "") -> str:
-    a = f" text-anchor='{anchor}'" if anchor else ""
-    b = " font-weight='bold'" if bold else ""
-    return (f"<text x='{x:g}' y='{y:g}'{a} font-family=\"{font}\" font-size='{px:g}'{b} "
-            f"fill='{fill}'{extra}>{html.escape(s)}</text>")
+def label(x, y, content, px: float, *, font: str = MONO, fill: str = INK, anchor: str = "",
+          bold: bool = False, **extra) -> svg.Element:
+    """Text in the pictures' style; `content` is a string, or a list of strings and tspans."""
+    content = [content] if isinstance(content, str) else content
+    return svg.text(x, y, *content, text_anchor=anchor or None, font_family=font, font_size=px,
+                    font_weight="bold" if bold else None, fill=fill, **extra)
 
 
 def _chars(text: str, px: float) -> float:
@@ -97,6 +87,18 @@ def _list(names: list[str], room: int) -> list[str]:
     return counted[: room - 1] + [f"+{len(counted) - room + 1} more"]
 
 
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"
+
+
+def _name_and_params(fn) -> tuple[str, str]:
+    name = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        return name, ", ".join(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return name, "…"
+
+
 def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
          gap: int = 34, title: str = "", px: float = 20, max_w: float = 330) -> str:
     """A left-to-right chain of boxes (a title and detail lines each). Arrow i's label is
@@ -114,56 +116,35 @@ def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
     top = round(px * 2.2) if title else 8
     box_h = round(px * 2.3) + rows * line_h
     width = sum(widths) + (len(boxes) - 1) * gap + 4
-    out = [_svg(width, top + box_h + 8, _marker("flowhead", INK, 14))]
-    if title:
-        out.append(_text(2, px * 1.3, title, px, font=SANS))
+    out = [label(2, px * 1.3, title, px, font=SANS)] if title else []
     x = 2
     for i, ((name, _), lines, w) in enumerate(zip(boxes, lines_of, widths)):
-        out.append(f"<rect x='{x}' y='{top}' width='{w:g}' height='{box_h}' rx='10' "
-                   f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
-        out.append(_text(x + w / 2, top + px * 1.5, name, px + 2, font=SANS, anchor="middle",
+        out.append(svg.rect(str(x), top, w, box_h, rx=10, fill=FILL, stroke=INK, stroke_width=2))
+        out.append(label(x + w / 2, top + px * 1.5, name, px + 2, font=SANS, anchor="middle",
                          bold=True))
-        for j, line in enumerate(lines):
-            out.append(_text(x + 12, top + px * 2.3 + (j + 0.7) * line_h,
-                             _fit(line, w - 16, px), px,
-                             fill=ACCENT if j == 0 else "#222"))
+        out += [label(x + 12, top + px * 2.3 + (j + 0.7) * line_h, _fit(line, w - 16, px), px,
+                      fill=ACCENT if j == 0 else "#222") for j, line in enumerate(lines)]
         if i + 1 < len(boxes):
             x0, x1, y = x + w + 3, x + w + gap - 3, top + box_h / 2
-            out.append(f"<line x1='{x0:g}' y1='{y:g}' x2='{x1:g}' y2='{y:g}' stroke='{INK}' "
-                       "stroke-width='3' marker-end='url(#flowhead)'/>")
+            out.append(svg.line(x0, y, x1, y, stroke=INK, stroke_width=3,
+                                marker_end="url(#flowhead)"))
         x += w + gap
-    out.append("</svg>")
-    return "\n".join(out)
-_MAIN_OP = re.compile(r'^    (?:%[\w#:]+(?:, %[\w#:]+)* = )?"?((?:\w+\.)+\w+|call)(?: (@\w+))?')
-_HLO_OP = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (?:\([^()]*\)|\S+) ([a-z][\w\-]*)\(")
+    return svg.svg(width, top + box_h + 8, out, defs=[svg.arrowhead("flowhead", INK, 14)])
 
 
-def _n(k: int, word: str) -> str:
-    return f"{k} {word}" if k == 1 else f"{k} {word}s"
+def _result(result) -> tuple[list[str], list[str]]:
+    """The result's types, and its value when it is one number (not a PRNG key)."""
+    import jax
+    import numpy as np
 
-
-def stablehlo_ops(lowered) -> list[str]:
-    """The top-level ops of the entry function @main, in order, `return` left out: ops
-    nested in a region (a while body) are not listed; stablehlo. is dropped from the names,
-    other dialects keep theirs (chlo.erf), a call names its callee (call @argmax)."""
-    text = lowered.as_text()
-    main = text.split("func.func public @main", 1)[1].split("\n  }\n", 1)[0]
-    ops = []
-    for line in main.split("\n")[1:]:
-        m = _MAIN_OP.match(line)
-        if not m or m.group(1).endswith("return"):
-            continue
-        op = m.group(1).removeprefix("stablehlo.").removeprefix("func.")
-        ops.append(f"{op} {m.group(2)}" if op == "call" and m.group(2) else op)
-    return ops
-
-
-def hlo_entry(compiled) -> list[tuple[str, str]]:
-    """(name, opcode) of each instruction of the compiled ENTRY, in order, parameters
-    included. XLA names a loop fusion after what it fused: tanh_reduce_fusion."""
-    text, _ = hlo_text(compiled)
-    entry = text.split("\nENTRY ", 1)[1].split("\n}", 1)[0]
-    return [m.groups() for line in entry.split("\n")[1:] if (m := _HLO_OP.match(line))]
+    leaves = jax.tree.leaves(result)
+    shown = [f"{jax.typeof(v).str_short(short_dtypes=True)}" for v in leaves]
+    if len(leaves) == 1 and np.shape(leaves[0]) == ():
+        try:
+            return shown, [f"{np.asarray(leaves[0]).item():.6g}"]
+        except (TypeError, ValueError):          # a PRNG key, or another opaque type
+            pass
+    return shown, []
 
 
 def show_stations(fn, *args, room: int = 4) -> Picture:
@@ -171,7 +152,6 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
     the jaxpr's primitives, @main's top-level ops, the names of the compiled ENTRY's
     instructions besides its parameters, the result's types (and value, for a scalar)."""
     import jax
-    import numpy as np
 
     traced = jax.jit(fn).trace(*args)
     lowered = traced.lower()
@@ -182,19 +162,8 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
     ops = stablehlo_ops(lowered)
     hlo = [name for name, op in entry if op != "parameter"]
     n_params = len(entry) - len(hlo)
-    leaves = jax.tree.leaves(result)
-    shown = [f"{jax.typeof(v).str_short(short_dtypes=True)}" for v in leaves]
-    value = []
-    if len(leaves) == 1 and np.shape(leaves[0]) == ():
-        try:
-            value = [f"{np.asarray(leaves[0]).item():.6g}"]
-        except (TypeError, ValueError):          # a PRNG key, or another opaque type
-            pass
-    name = getattr(fn, "__name__", type(fn).__name__)
-    try:
-        params = ", ".join(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        params = "…"
+    shown, value = _result(result)
+    name, params = _name_and_params(fn)
     facts = {"equations": prims, "stablehlo": ops, "hlo": hlo, "result": shown}
     boxes = [
         ("Python", [f"{name}({params})", "traced once", "per signature"]),
@@ -203,779 +172,10 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
         ("HLO", [f"ENTRY, {_n(n_params, 'param')} +"] + _list(hlo, room)),
         ("result", shown[:room] + value),
     ]
-    svg = flow(boxes, [".trace()", ".lower()", ".compile()", "call"],
-               title=f"jax.jit({name}): four stations, each hands you an artefact", px=21,
-               max_w=290)
+    picture = flow(boxes, [".trace()", ".lower()", ".compile()", "call"],
+                   title=f"jax.jit({name}): four stations, each hands you an artefact", px=21,
+                   max_w=290)
     caption = (f"jax.jit({name}): Python → jaxpr ({_n(len(prims), 'equation')}) → "
                f"StableHLO ({_n(len(ops), 'op')}) → HLO ({', '.join(hlo)}) → "
                f"{', '.join(shown)}")
-    return Picture(svg, caption, facts)
-
-
-def printer_names(jaxpr) -> dict:
-    """Var -> the name `str(jaxpr)` gives it. Read from the printer's own naming context
-    (unused results are _, names in nested and shared jaxprs are counted), by watching
-    core.pp_toplevel_jaxpr create it while it prints."""
-    from jax._src import core
-
-    made = []
-    real = core.JaxprPpContext
-
-    class Watched(real):
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k)
-            made.append(self)
-
-    core.JaxprPpContext = Watched
-    try:
-        jaxpr.pretty_print()
-    finally:
-        core.JaxprPpContext = real
-    return made[0].var_names
-
-
-UNKNOWN_FILL = "#fdebd9"
-
-
-def _jaxpr_of(x):
-    """The core.Jaxpr to draw: `x` itself (what jax.make_jaxpr returns: one class, its consts
-    attached) or the one a jit trace holds (jax.jit(f).trace(...).jaxpr)."""
-    from jax._src import core
-
-    jaxpr = x if isinstance(x, core.Jaxpr) else getattr(x, "jaxpr", None)
-    if not isinstance(jaxpr, core.Jaxpr):
-        raise TypeError(f"show_graph needs a jaxpr (what jax.make_jaxpr returns) or a jit "
-                        f"trace, not a {type(x).__name__}")
-    return jaxpr
-
-
-def _split(jaxpr, unknowns, known_eqns, unknown_eqns, residuals) -> None:
-    """Raise unless partial_eval_jaxpr_nounits splits `jaxpr` the way the picture does."""
-    from jax._src.interpreters import partial_eval as pe
-
-    known, unknown, _, res = pe.partial_eval_jaxpr_nounits(jaxpr, unknowns=list(unknowns),
-                                                           instantiate=False)
-    said = ([e.primitive.name for e in known.eqns], [e.primitive.name for e in unknown.eqns],
-            len(res))
-    drew = (known_eqns, unknown_eqns, len(residuals))
-    if said != drew:
-        raise ValueError(f"partial evaluation splits this jaxpr as {said} (known, unknown, "
-                         f"residuals), not as drawn {drew}")
-
-
-@dataclass
-class _Graph:
-    """A jaxpr as columns of boxes. A box is (title, lines, vars it reads); an edge is
-    ((column, row) from, (column, row) to, the variable's printed name, crosses the cut)."""
-    columns: list
-    edges: list
-    late: dict                     # (column, row) -> unknown until later?
-    known: list
-    unknown: list
-    residuals: list                # the Vars that cross the cut
-    names: dict                    # Var -> printed name
-
-    @property
-    def out_col(self) -> int:
-        return len(self.columns) - 1
-
-
-def _graph(inner, unknowns=None, inline_consts: bool = False,
-           rename: dict | None = None) -> _Graph:
-    """Lay `inner`'s equations out in columns: inputs first, each equation in the column after
-    the last one it reads from, the outputs last. `unknowns` marks partial evaluation's
-    unknown inputs (the consts are known); `inline_consts` writes the consts into the boxes
-    that read them, by name, as literals are, instead of drawing them as inputs; `rename`
-    overrides the printer's name of some Vars."""
-    from jax._src import core
-
-    names = list(getattr(inner.debug_info, "arg_names", None) or [])
-    printed = {**printer_names(inner), **(rename or {})}
-    name = printed.__getitem__
-    lit = lambda x: x.pretty_print(None, print_dtype=False)
-    typ = lambda v: ("~" if v.aval.weak_type else "") + v.aval.str_short(short_dtypes=True)
-    inline = set(inner.constvars) if inline_consts else set()
-    col: dict = {}                 # Var -> column of the box that defines it
-    place: dict = {}               # Var -> (column, row)
-    columns: list = [[]]
-    bits = [False] * len(inner.constvars) + list(unknowns or [False] * len(inner.invars))
-    unk: dict = {}                 # Var -> unknown until later?
-    late: dict = {}
-    for i, v in enumerate(list(inner.constvars) + list(inner.invars)):
-        unk[v] = bits[i]
-        if v in inline:
-            continue
-        k = i - len(inner.constvars)
-        arg = "const" if k < 0 else names[k] if k < len(names) else "arg"
-        col[v] = 0
-        place[v] = (0, len(columns[0]))
-        late[place[v]] = bits[i]
-        columns[0].append((name(v), [f"{arg}: {typ(v)}"], []))
-    edges, known, unknown, residuals = [], [], [], []
-    for eqn in inner.eqns:
-        ins = [x for x in eqn.invars if not isinstance(x, core.Literal) and x not in inline]
-        c = 1 + max((col[x] for x in ins), default=0)
-        while len(columns) <= c:
-            columns.append([])
-        title = eqn.primitive.name
-        if len(ins) < len(eqn.invars):        # add(·, 2.0); a const inlined by name
-            title += "(" + ", ".join(lit(x) if isinstance(x, core.Literal) else name(x)
-                                     if x in inline else "·" for x in eqn.invars) + ")"
-        outs = [o for o in eqn.outvars if not isinstance(o, core.DropVar)]
-        lines = [", ".join(f"{name(o)}: {typ(o)}" for o in outs) or "_"]
-        row = len(columns[c])
-        columns[c].append((title, lines, ins))
-        u = any(unk[x] for x in eqn.invars if not isinstance(x, core.Literal))
-        late[(c, row)] = u
-        (unknown if u else known).append(eqn.primitive.name)
-        for x in (x for x in eqn.invars if not isinstance(x, core.Literal)):
-            crossing = u and not unk[x]
-            if crossing and x not in residuals:
-                residuals.append(x)
-            if x in place:
-                edges.append((place[x], (c, row), name(x), crossing))
-        for o in eqn.outvars:
-            unk[o] = u
-        for o in outs:
-            col[o], place[o] = c, (c, row)
-    out_col = len(columns)
-    columns.append([])
-    for o in inner.outvars:
-        row = len(columns[out_col])
-        if isinstance(o, core.Literal) or o not in place:
-            columns[out_col].append(("out", [lit(o) if isinstance(o, core.Literal)
-                                             else name(o)], []))
-            continue
-        columns[out_col].append(("out", [name(o)], [o]))
-        late[(out_col, row)] = unk[o]
-        edges.append((place[o], (out_col, row), name(o), False))
-    return _Graph(columns, edges, late, known, unknown, residuals, printed)
-
-
-@dataclass
-class _Layout:
-    """Where a _Graph's boxes go: box(c, r) -> (x, y, w, h); route(edge) -> a path's points
-    (corners rounded when drawn, or a cubic when `curve`); the fonts; the size."""
-    width: float
-    height: float
-    box: object
-    route: object
-    big: float
-    small: float
-
-
-def _layout_right(g: _Graph, box_w: float, gap: float, top: float) -> _Layout:
-    """Columns left to right, each as wide as its text. An edge to the next column is a curve
-    inside the gap between them; an edge that skips columns turns into the nearest gap
-    between rows (there are no boxes there), runs along it, and turns back in the gap before
-    its target: it never runs underneath a box."""
-    big = small = MIN_PX
-    box_h, vgap = 60, 30
-    widths = [max(box_w, *(max(_chars(t, big), *(_chars(s, small) for s in lines)) + 16
-                           for t, lines, _ in column)) for column in g.columns]
-    xs = [2 + sum(widths[:c]) + c * gap for c in range(len(widths))]
-    rows = max(len(c) for c in g.columns)
-    y0 = top + vgap / 2 + 2
-    row_y = lambda r: y0 + r * (box_h + vgap)
-
-    def box(c, r):
-        return xs[c], row_y(r), widths[c], box_h
-
-    def route(edge):
-        (c0, r0), (c1, r1) = edge[0], edge[1]
-        x0, ya, w0, _ = box(c0, r0)
-        x1, yb, _, _ = box(c1, r1)
-        a, b = (x0 + w0, ya + box_h / 2), (x1 - 2, yb + box_h / 2)
-        if c1 == c0 + 1:
-            return "curve", [a, b]
-        mid = (a[1] + b[1]) / 2
-        lane = min((row_y(k) - vgap / 2 for k in range(rows + 1)), key=lambda y: abs(y - mid))
-        left, right = xs[c0 + 1] - gap / 2, xs[c1] - gap / 2
-        return "lines", [a, (left, a[1]), (left, lane), (right, lane), (right, b[1]), b]
-
-    width = xs[-1] + widths[-1] + 2
-    height = row_y(rows) - vgap / 2 + 4
-    return _Layout(width, height, box, route, big, small)
-
-
-def _layout_down(g: _Graph, top: float, min_width: float) -> _Layout:
-    """Levels top to bottom, each level's boxes centred, larger type: for a short jaxpr on a
-    slide. An edge to the next level is a curve in the gap between them; one that skips levels
-    leaves downwards into that gap, runs left of every box, and comes back along the gap
-    above its target."""
-    box_w, box_h, across, along, big, small = 270, 56, 30, 28, 20, 18
-    rows = max(len(c) for c in g.columns)
-    span = rows * box_w + (rows - 1) * across
-    pad = 40                       # the lane, left of every box, for edges that skip levels
-    width = max(pad + span + 4, min_width)
-
-    def box(c, r):
-        n = len(g.columns[c])
-        left = (span - (n * box_w + (n - 1) * across)) / 2
-        return pad + left + r * (box_w + across), top + 4 + c * (box_h + along), box_w, box_h
-
-    def route(edge):
-        (c0, r0), (c1, r1) = edge[0], edge[1]
-        xa, ya, _, _ = box(c0, r0)
-        xb, yb, _, _ = box(c1, r1)
-        if c1 == c0 + 1:
-            return "curve", [(xa + box_w / 2, ya + box_h), (xb + box_w / 2, yb - 2)]
-        a, b = (xa + box_w / 4, ya + box_h), (xb + box_w / 4, yb - 2)   # beside the others
-        lane = pad / 2
-        below, above = a[1] + along / 2, b[1] - along / 2 + 2
-        return "lines", [a, (a[0], below), (lane, below), (lane, above), (b[0], above), b]
-
-    height = top + len(g.columns) * (box_h + along) - along + 8
-    return _Layout(width, height, box, route, big, small)
-
-
-def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
-    """SVG path data: a cubic from pts[0] to pts[1] leaving and entering along the layout's
-    direction, or straight lines through pts with corners rounded by `r`."""
-    (x0, y0) = pts[0]
-    if kind == "curve":
-        (x1, y1) = pts[1]
-        if down:
-            m = (y0 + y1) / 2
-            return f"M{x0:g},{y0:g} C{x0:g},{m:g} {x1:g},{m:g} {x1:g},{y1:g}"
-        m = (x0 + x1) / 2
-        return f"M{x0:g},{y0:g} C{m:g},{y0:g} {m:g},{y1:g} {x1:g},{y1:g}"
-    d = [f"M{x0:g},{y0:g}"]
-    for (pa, pb, pc) in zip(pts, pts[1:], pts[2:]):
-        def toward(p, q, k):
-            dist = math.dist(p, q)
-            t = min(k, dist / 2) / dist if dist else 0
-            return p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t
-        s, e = toward(pb, pa, r), toward(pb, pc, r)
-        d.append(f"L{s[0]:g},{s[1]:g} Q{pb[0]:g},{pb[1]:g} {e[0]:g},{e[1]:g}")
-    d.append(f"L{pts[-1][0]:g},{pts[-1][1]:g}")
-    return " ".join(d)
-
-
-def _draw_graph(g: _Graph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
-                colour: str = INK, head: str = "graphhead", dy: float = 0) -> list[str]:
-    """The boxes and edges of a laid-out graph (orange and dashed: unknown until later when
-    `cut`; thick orange: an edge that crosses the cut). `mirror` flips it left to right, so
-    it reads right to left; `dy` moves it down."""
-    fx = (lambda x: lay.width - x) if mirror else (lambda x: x)
-    out = []
-    for edge in g.edges:
-        kind, pts = lay.route(edge)
-        pts = [(fx(x), y + dy) for x, y in pts]
-        crossing = edge[3]
-        out.append(f"<path d='{_path(kind, pts, down)}' fill='none' "
-                   f"stroke='{ACCENT if crossing else colour}' "
-                   f"stroke-width='{4 if crossing else 1.8}' marker-end='url(#{head})'/>")
-    for c, column in enumerate(g.columns):
-        for r, (title, lines, _) in enumerate(column):
-            x, y, w, h = lay.box(c, r)
-            x, y = (fx(x + w) if mirror else x), y + dy
-            late = cut and g.late.get((c, r), False)
-            edge = c in (0, g.out_col)
-            fill = "#fff" if edge else UNKNOWN_FILL if late else FILL
-            dash = " stroke-dasharray='7 4'" if late else ""
-            out.append(f"<rect x='{x:g}' y='{y:g}' width='{w:g}' height='{h}' rx='8' "
-                       f"fill='{fill}' stroke='{ACCENT if late else INK}' "
-                       f"stroke-width='2'{dash}/>")
-            out.append(_text(x + w / 2, y + lay.big + 6, _fit(title, w - 12, lay.big),
-                             lay.big, anchor="middle", bold=True,
-                             fill=ACCENT if edge else INK))
-            out.append(_text(x + w / 2, y + lay.big + lay.small + 13,
-                             _fit(lines[0], w - 12, lay.small), lay.small, anchor="middle",
-                             fill="#222"))
-    return out
-
-
-def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
-               unknowns: list[bool] | None = None) -> Picture:
-    """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
-    column after the last equation it reads from, the outputs on the right. Each box names
-    the variable it defines and its type (~ marks a weak type, which the text form hides);
-    a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
-    bottom, with larger type: for a short jaxpr on a slide.
-
-    unknowns (one bit per input; the consts the jaxpr carries are known) draws partial
-    evaluation's cut: an equation is unknown when any input is, known ones stay blue, unknown
-    ones are orange, and each known value an unknown equation reads is a residual (a thick
-    orange arrow). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
-    primitives on each side, the number of residuals); a disagreement raises, as for a nested
-    jit, cond or scan, which pe splits inside."""
-    inner = _jaxpr_of(jaxpr)
-    if unknowns is not None and len(unknowns) != len(inner.invars):
-        raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
-                         f"{len(inner.invars)} input(s)")
-    g = _graph(inner, unknowns)
-    cut = unknowns is not None
-    if cut:
-        _split(inner, unknowns, g.known, g.unknown, g.residuals)
-    top = 34 if cut else 0         # a legend line
-    lay = (_layout_down(g, top, 680 if cut else 0) if down
-           else _layout_right(g, box_w, gap, top))
-    out = [_svg(lay.width, lay.height, _marker("graphhead"))]
-    if cut:
-        out.append(f"<text x='2' y='24' font-family=\"{SANS}\" font-size='{MIN_PX}' "
-                   f"fill='{INK}'>blue: known now · <tspan fill='{ACCENT}'>orange: unknown "
-                   "until later</tspan> · thick: residuals</text>")
-    out += _draw_graph(g, lay, down, cut)
-    out.append("</svg>")
-    facts = {"columns": [[t for t, _, _ in column] for column in g.columns],
-             "edges": [e[2] for e in g.edges]}
-    if cut:
-        facts.update(known=g.known, unknown=g.unknown,
-                     residuals=[g.names[v] for v in g.residuals])
-    n_eqns = sum(len(c) for c in g.columns[1:g.out_col])
-    caption = (f"dataflow: {len(g.columns[0])} input(s) → {n_eqns} equation(s) in "
-               f"{g.out_col - 1} column(s) → {len(g.columns[g.out_col])} output(s)")
-    return Picture("\n".join(out), caption, facts)
-
-
-_GROUPED = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
-_REPLICA_GROUPS = re.compile(r"replica_groups=(\{\{[\d,{}]*\}\}|\[[\d,]+\]<=\[[\d,]+\]"
-                             r"(?:T\([\d,]+\))?|mesh\[[^\]]*\](?:, device_ids=\([^()]*"
-                             r"(?:\([\d,]*\))?\))? \{[^}]*\})")
-PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
-           "#4e342e"]
-
-
-def replica_groups(text: str) -> list[list[int]]:
-    """The device groups of one replica_groups= value, in any of the three forms the
-    compiled HLO writes: {{0,4},{1,5}}, an iota [4,2]<=[2,4]T(1,0), or the mesh-axes form
-    mesh['x'=2,'y'=4] {'x'} (XLA on 0.12 writes the mesh's own axis names; optionally with
-    device_ids=([2,4]T(1,0)), the ids in mesh order). Ids are logical: positions in the
-    device assignment."""
-    import numpy as np
-
-    if text.startswith("{{"):
-        return [[int(i) for i in g.split(",") if i] for g in text[2:-2].split("},{")]
-    if text.startswith("["):
-        m = re.fullmatch(r"\[([\d,]+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
-        shape, dims = [list(map(int, g.split(","))) for g in m.groups()[:2]]
-        ids = np.arange(int(np.prod(dims))).reshape(dims)
-        if m.group(3):
-            ids = ids.transpose([int(p) for p in m.group(3).split(",")])
-        return ids.reshape(shape).tolist()
-    m = re.fullmatch(r"mesh\[([^\]]*)\](?:, device_ids=\((.*)\))? \{([^}]*)\}", text)
-    axes = re.findall(r"'(\w+)'=(\d+)", m.group(1))
-    names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
-    over = [names.index(a) for a in re.findall(r"'(\w+)'", m.group(3))]
-    rest = [i for i in range(len(names)) if i not in over]
-    ids = np.arange(int(np.prod(sizes)))
-    if m.group(2):                 # the device ids, in mesh order: an iota, maybe transposed
-        d = re.fullmatch(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", m.group(2))
-        ids = ids.reshape([int(k) for k in d.group(1).split(",")])
-        if d.group(2):
-            ids = ids.transpose([int(p) for p in d.group(2).split(",")])
-    ids = ids.reshape(sizes).transpose(rest + over)
-    return ids.reshape(-1, int(np.prod([sizes[i] for i in over]))).tolist()
-
-
-def show_collectives(compiled, mesh) -> Picture:
-    """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
-    coloured outline per group of devices that combine their values (read from its
-    replica_groups). A collective it cannot draw (collective-permute names pairs, not
-    groups) is listed as not drawn, never dropped silently."""
-    import numpy as np
-
-    grid = np.asarray(mesh.devices)
-    if grid.ndim != 2:
-        raise ValueError(f"show_collectives draws a 2-D mesh; this one has shape {grid.shape}")
-    rows, cols = grid.shape
-    rows_name, cols_name = (str(a) for a in mesh.axis_names)
-    found, left = [], []           # (kind, groups) drawn; kinds that name no groups
-    for line in hlo_text(compiled)[0].split("\n"):
-        m = _HLO_OP.match(line)
-        kind = m and m.group(2).removesuffix("-start")
-        if kind in _GROUPED + ("collective-permute",):
-            groups = _REPLICA_GROUPS.search(line) if kind in _GROUPED else None
-            if groups:
-                found.append((kind, replica_groups(groups.group(1))))
-            else:
-                left.append(kind)
-    left = sorted(set(left))
-    cell_w, cell_h, pad, gap = 150, 84, 16, 40
-    panel_w = max(cols * cell_w + 2 * pad, 470)
-    panel_h = 34 + rows * cell_h + 2 * pad
-    width = max(1, len(found)) * panel_w + (max(1, len(found)) - 1) * gap + 4
-    out = [_svg(width, panel_h + (30 if found and left else 4))]
-    where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
-    for n, (kind, groups) in enumerate(found):
-        x0 = 2 + n * (panel_w + gap)
-        size = {len(g) for g in groups}
-        out.append(f"<text x='{x0}' y='22' font-family=\"{SANS}\" font-size='20' "
-                   f"fill='{INK}'>{html.escape(kind)}: {_n(len(groups), 'group')} of "
-                   f"{'/'.join(map(str, sorted(size)))} · rows {html.escape(rows_name)}, "
-                   f"columns {html.escape(cols_name)}</text>")
-        for i, (r, c) in where.items():
-            x, y = x0 + pad + c * cell_w, 34 + pad + r * cell_h
-            out.append(f"<rect x='{x + 10}' y='{y + 10}' width='{cell_w - 20}' "
-                       f"height='{cell_h - 20}' rx='6' fill='{FILL}' stroke='{INK}'/>")
-            out.append(f"<text x='{x + cell_w / 2}' y='{y + cell_h / 2 + 7}' "
-                       f"text-anchor='middle' font-family=\"{MONO}\" font-size='20' "
-                       f"fill='{INK}'>dev {grid.flat[i].id}</text>")
-        for k, group in enumerate(groups):
-            colour = PALETTE[k % len(PALETTE)]
-            rs, cs = [where[i][0] for i in group], [where[i][1] for i in group]
-            box = (max(rs) - min(rs) + 1) * (max(cs) - min(cs) + 1) == len(group)
-            if box:      # the group is a block of the grid: outline it
-                x = x0 + pad + min(cs) * cell_w + 3
-                y = 34 + pad + min(rs) * cell_h + 3
-                out.append(f"<rect x='{x}' y='{y}' width='{(max(cs) - min(cs) + 1) * cell_w - 6}'"
-                           f" height='{(max(rs) - min(rs) + 1) * cell_h - 6}' rx='10' "
-                           f"fill='none' stroke='{colour}' stroke-width='3' "
-                           "stroke-dasharray='8 4'/>")
-            else:        # scattered: join its devices in order
-                pts = " ".join(f"{x0 + pad + where[i][1] * cell_w + cell_w / 2},"
-                               f"{34 + pad + where[i][0] * cell_h + cell_h / 2}" for i in group)
-                out.append(f"<polyline points='{pts}' fill='none' stroke='{colour}' "
-                           "stroke-width='3' stroke-dasharray='8 4'/>")
-    if not found:
-        say = ("not drawn: " + ", ".join(left) if left
-               else "no collective: every device works alone")
-        out.append(f"<text x='2' y='22' font-family=\"{SANS}\" font-size='18' "
-                   f"fill='{INK}'>{html.escape(say)}</text>")
-    elif left:
-        out.append(f"<text x='2' y='{panel_h + 20}' font-family=\"{SANS}\" font-size='20' "
-                   f"fill='{INK}'>not drawn: {html.escape(', '.join(left))}</text>")
-    out.append("</svg>")
-    facts = {"collectives": [{"kind": k, "groups": g} for k, g in found], "not_drawn": left}
-    caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
-    return Picture("\n".join(out), caption, facts)
-
-
-def show_tree(tree, is_leaf=None) -> Picture:
-    """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
-    None as an empty node, leaves numbered in flatten order) and each edge labelled with its
-    key: the one on the leaf paths (tree_flatten_with_path) where the child holds leaves,
-    else flatten_one_level_with_keys' (on jaxlib 0.12 it names a namedtuple's fields
-    right; 0.10.2's named every field after the first)."""
-    import jax
-    from jax import tree_util as tu
-
-    treedef = tu.tree_structure(tree, is_leaf=is_leaf)
-    none_too = (lambda x: x is None or is_leaf(x)) if is_leaf else (lambda x: x is None)
-    paths = [p for p, _ in tu.tree_flatten_with_path(tree, is_leaf=none_too)[0]]
-    nodes, edges = [], []          # node: (x, depth, title, detail, kind); edge: (i, j, key)
-    leaf_no = iter(range(treedef.num_leaves))
-    spot = iter(range(len(paths) + treedef.num_nodes))   # left-to-right slots
-
-    def show(v):
-        try:
-            return jax.typeof(v).str_short(short_dtypes=True) if hasattr(v, "shape") else repr(v)
-        except TypeError:
-            return type(v).__name__
-
-    def walk(t, value, at: int, depth: int) -> tuple[int, float]:
-        """Draw treedef `t` of `value`, whose first position is paths[at]; return
-        (positions, x)."""
-        data = t.node_data()
-        me = len(nodes)
-        if data is None:                                   # a leaf
-            nodes.append([next(spot), depth, f"leaf {next(leaf_no)}", show(value), "leaf"])
-            return 1, nodes[me][0]
-        kind, _ = data
-        if kind is type(None):
-            nodes.append([next(spot), depth, "None", "no leaves", "none"])
-            return 1, nodes[me][0]
-        nodes.append([None, depth, kind.__name__, "", "node"])
-        kids = list(tu.flatten_one_level_with_keys(value)[0])
-        used, xs = 0, []
-        for i, child in enumerate(t.children()):
-            j = len(nodes)
-            n, x = walk(child, kids[i][1], at + used, depth + 1)
-            if n:                      # the key on the paths through this child
-                key = tu.keystr((paths[at + used][depth],))
-            else:
-                key = tu.keystr((kids[i][0],))
-            edges.append((me, j, key))
-            used += n
-            xs.append(x)
-        if not xs:
-            nodes[me][0] = next(spot)
-        else:
-            nodes[me][0] = sum(xs) / len(xs)
-        return used, nodes[me][0]
-
-    walk(treedef, tree, 0, 0)
-    box_w, box_h, slot, level = 160, 60, 180, 104
-    slots = max(n[0] for n in nodes) + 1
-    depth = max(n[1] for n in nodes) + 1
-    width, height = slots * slot + 4, depth * level - (level - box_h) + 8
-    xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
-    out = [_svg(width, height)]
-    for i, j, key in edges:
-        (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
-        x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
-        out.append(f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y1}' stroke='{INK}' "
-                   "stroke-width='1.6'/>")
-        out.append(f"<text x='{(x0 + x1) / 2 + 6}' y='{(y0 + y1) / 2 + 5}' "
-                   f"font-family=\"{MONO}\" font-size='18' fill='{ACCENT}' "
-                   f"stroke='#fff' stroke-width='4' paint-order='stroke'>"
-                   f"{html.escape(_fit(key, slot, 18))}</text>")
-    for n in nodes:
-        x, y = xy(n)
-        _, _, title, detail, kind = n
-        fill = {"leaf": FILL, "none": "#fff", "node": "#fff"}[kind]
-        dash = " stroke-dasharray='6 4'" if kind == "none" else ""
-        out.append(f"<rect x='{x}' y='{y}' width='{box_w}' height='{box_h}' rx='8' "
-                   f"fill='{fill}' stroke='{INK}' stroke-width='2'{dash}/>")
-        out.append(f"<text x='{x + box_w / 2}' y='{y + (26 if detail else 37)}' "
-                   f"text-anchor='middle' font-family=\"{MONO}\" font-size='19' "
-                   "font-weight='bold' "
-                   f"fill='{INK}'>{html.escape(_fit(title, box_w - 10, 19))}</text>")
-        if detail:
-            out.append(f"<text x='{x + box_w / 2}' y='{y + 50}' text-anchor='middle' "
-                       f"font-family=\"{MONO}\" font-size='18' fill='#222'>"
-                       f"{html.escape(_fit(detail, box_w - 10, 18))}</text>")
-    out.append("</svg>")
-    edges.sort(key=lambda e: e[1])                        # in the treedef's order
-    facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
-             "keys": [k for _, _, k in edges]}
-    caption = (f"pytree: {len(nodes)} nodes, {treedef.num_leaves} leaves: "
-               + ", ".join(tu.keystr(p) for p, _ in tu.tree_flatten_with_path(
-                   tree, is_leaf=is_leaf)[0]))
-    return Picture("\n".join(out), caption, facts)
-
-
-HIT, MISS = "#2e7d32", "#c62828"
-OUTCOME = {"hit": ("hit", HIT, "#e3f2e4"), "miss": ("miss", MISS, "#fbe3e3"),
-           "·": ("·", "#888", "#fff")}
-
-
-def _wrap(name: str, width: float, px: float) -> list[str]:
-    """`name` broken at spaces and before underscores into lines that fit `width`."""
-    parts = re.findall(r"_?[^_ ]+ ?", name)
-    lines = [""]
-    for p in parts:
-        if lines[-1] and _chars((lines[-1] + p).rstrip(), px) > width:
-            lines.append("")
-        lines[-1] += p
-    return [s.rstrip() for s in lines]
-
-
-def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
-    """The six in-process caches under a jit call (jitcache.CHAIN, in the order a call meets
-    them) as a chain of boxes, and for each call of `rows` ({call label: jitcache.probe(...)})
-    a lane under the chain: green where a cache hit, red where it missed, grey where the call
-    never reached it, the lane's line running as far as the call went. A repeat call stops at
-    the first box; a new shape runs all the way down."""
-    from .jitcache import CHAIN
-
-    caches = [label for label, *_ in CHAIN]
-    for call, verdict in rows.items():
-        if sorted(verdict) != sorted(caches) or set(verdict.values()) - set(OUTCOME):
-            raise ValueError(f"{call!r} is not a jitcache.probe result: {verdict}")
-    px, label_w, cell, gap = MIN_PX + 1, 0, 0, 14
-    label_w = max([_chars(c, px) for c in rows] + [_chars("call", px)]) + 20
-    cell = (SLIDE_W - 4 - label_w - 5 * gap) / 6
-    heads = [_wrap(c, cell - 14, px) for c in caches]
-    head_h = 22 + max(map(len, heads)) * (px + 5)
-    top, lane_h = 34, 46
-    height = top + head_h + 18 + len(rows) * lane_h + 6
-    xs = [2 + label_w + i * (cell + gap) for i in range(6)]
-    out = [_svg(SLIDE_W, height, _marker("chainhead", INK, 13))]
-    out.append(f"<text x='2' y='24' font-family=\"{SANS}\" font-size='{px}' fill='{INK}'>"
-               f"a jit call meets six caches, left to right · <tspan fill='{HIT}' "
-               f"font-weight='bold'>hit</tspan> · <tspan fill='{MISS}' font-weight='bold'>"
-               "miss</tspan> · <tspan fill='#777'>dashed: not reached</tspan></text>")
-    for i, (x, lines) in enumerate(zip(xs, heads)):
-        out.append(f"<rect x='{x:g}' y='{top}' width='{cell:g}' height='{head_h}' rx='8' "
-                   f"fill='{FILL}' stroke='{INK}' stroke-width='2'/>")
-        for j, s in enumerate(lines):
-            out.append(_text(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle",
-                             bold=True))
-        if i < 5:
-            y = top + head_h / 2
-            out.append(f"<line x1='{x + cell + 1:g}' y1='{y:g}' x2='{x + cell + gap - 1:g}' "
-                       f"y2='{y:g}' stroke='{INK}' stroke-width='2.5' "
-                       "marker-end='url(#chainhead)'/>")
-    facts = {"caches": caches, "calls": {}}
-    y = top + head_h + 18
-    for call, verdict in rows.items():
-        got = [(c, verdict[c]) for c in caches]
-        facts["calls"][call] = got
-        mid = y + lane_h / 2 - 3
-        out.append(_text(2, mid + 7, call, px))
-        reached = [i for i, (_, v) in enumerate(got) if v != "·"]
-        for i in range(max(reached, default=0)):     # how far the call went down the chain
-            out.append(f"<line x1='{xs[i] + cell - 14:g}' y1='{mid:g}' x2='{xs[i + 1] + 14:g}'"
-                       f" y2='{mid:g}' stroke='{INK}' stroke-width='3'/>")
-        for x, (_, v) in zip(xs, got):
-            word, colour, fill = OUTCOME[v]
-            dash = " stroke-dasharray='5 4'" if v == "·" else ""
-            out.append(f"<rect x='{x + 14:g}' y='{mid - 17:g}' width='{cell - 28:g}' "
-                       f"height='34' rx='17' fill='{fill}' stroke='{colour}' "
-                       f"stroke-width='{1.5 if v == '·' else 3}'{dash}/>")
-            out.append(_text(x + cell / 2, mid + 7, word, px, anchor="middle", fill=colour,
-                             bold=v != "·"))
-        y += lane_h
-    out.append("</svg>")
-    caption = "; ".join(f"{call}: " + " ".join(OUTCOME[v][0] for _, v in got)
-                        for call, got in facts["calls"].items())
-    return Picture("\n".join(out), caption, facts)
-
-
-def show_ad_flow(f, *args) -> Picture:
-    """One function's derivative both ways, as dataflow. Above, after f's own equations ran
-    once, the linear function jax.linearize(f, *args) returns (its jaxpr: the tangent
-    program), read left to right: tangents in, tangents out. Below, that program
-    transposed by jax.linear_transpose, read
-    right to left: cotangents in at the right, cotangents out at the left. The residuals the
-    forward pass saved (a, b, …: the consts of both programs) are written, by name, in the
-    boxes that use them. Facts: f's primitives, each program's primitives in order, the
-    residuals' types by name, and the primal output's type."""
-    import jax
-
-    y, f_jvp = jax.linearize(f, *args)
-    tangents = [jax.numpy.zeros_like(a) for a in args]
-    lin = jax.make_jaxpr(f_jvp)(*tangents)
-    f_t = jax.linear_transpose(f_jvp, *args)
-    tr = jax.make_jaxpr(f_t)(y)
-    fwd_names = printer_names(lin.jaxpr)     # a residual keeps its forward name below
-    same = {tv: fwd_names[lv] for tv, tc in zip(tr.jaxpr.constvars, tr.consts)
-            for lv, lc in zip(lin.jaxpr.constvars, lin.consts) if tc is lc}
-    ups = [_graph(lin.jaxpr, inline_consts=True),
-           _graph(tr.jaxpr, inline_consts=True, rename=same)]
-    try:
-        params = list(inspect.signature(f).parameters)[:len(args)]
-    except (TypeError, ValueError):
-        params = []
-    params += [f"args[{i}]" for i in range(len(params), len(args))]
-    fwd, bwd = ups                 # the ends named after f's parameters, ṫ and c̄ marked
-    fwd.columns[0] = [(f"ṫ {t}", [f"{p}{lines[0][lines[0].index(':'):]}"], ins)
-                      for p, (t, lines, ins) in zip(params, fwd.columns[0])]
-    fwd.columns[-1] = [("ṫ out", lines, ins) for _, lines, ins in fwd.columns[-1]]
-    bwd.columns[0] = [(f"c̄ {t}", lines, ins) for t, lines, ins in bwd.columns[0]]
-    bwd.columns[-1] = [(f"c̄ {p}", lines, ins) for p, (_, lines, ins)
-                       in zip(params, bwd.columns[-1])]
-    lays = [_layout_right(g, 100, 36, 0) for g in ups]
-    width = max(760, *(lay.width for lay in lays))
-    for lay in lays:
-        lay.width = width
-    title_h = 40
-    h0 = lays[0].height
-    height = 2 * title_h + h0 + lays[1].height + 44
-    name = getattr(f, "__name__", "f")
-    out = [_svg(width, height, _marker("tangenthead", INK), _marker("cotanhead", ACCENT))]
-    primal = [e.primitive.name for e in jax.make_jaxpr(f)(*args).eqns]
-    said = f"forward: jax.linearize ran {name} ({', '.join(primal)}); tangents flow →"
-    out.append(_text(2, 27, _fit(said, width - 4, MIN_PX + 1), MIN_PX + 2, font=SANS))
-    out += _draw_graph(ups[0], lays[0], False, False, head="tangenthead", dy=title_h)
-    out.append(_text(width - 2, title_h + h0 + 34,
-                     "backward: jax.linear_transpose; cotangents flow ←",
-                     MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
-    out += _draw_graph(ups[1], lays[1], False, False, mirror=True, colour=ACCENT,
-                       head="cotanhead", dy=2 * title_h + h0)
-    saved = [fwd.names[v] + (f" = {float(c):.3g}" if getattr(c, "shape", None) == () else "")
-             for v, c in zip(lin.jaxpr.constvars, lin.consts)]
-    if saved:
-        said = f"residuals {', '.join(saved)}: kept by the forward pass, read by both programs"
-        out.append(_text(2, height - 12, _fit(said, width - 4, MIN_PX - 2), MIN_PX, font=SANS,
-                         fill="#222"))
-    out.append("</svg>")
-    prims = lambda j: [e.primitive.name for e in j.eqns]
-    typ = lambda v: v.aval.str_short(short_dtypes=True)
-    facts = {"primal": primal, "forward": prims(lin), "backward": prims(tr),
-             "residuals": {fwd_names[v]: typ(v) for v in lin.jaxpr.constvars},
-             "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
-    caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
-               f"through {', '.join(facts['backward'])}")
-    return Picture("\n".join(out), caption, facts)
-
-
-def _batch_dims(f, args, in_axes):
-    """Run make_jaxpr(f)'s equations one by one under jax.vmap(…, in_axes) and read where each
-    value's batch dimension sits (a BatchTracer's batch_dim; None: not batched)."""
-    import jax
-    from jax._src import core
-
-    one = [a if ax is None else jax.numpy.take(a, 0, axis=ax) for a, ax in zip(args, in_axes)]
-    closed = jax.make_jaxpr(f)(*one)
-    seen = []
-
-    def run(*vals):
-        env = dict(zip(closed.jaxpr.constvars, closed.consts))
-        env.update(zip(closed.jaxpr.invars, vals))
-        read = lambda v: v.val if isinstance(v, core.Literal) else env[v]
-        bdim = lambda x: getattr(x, "batch_dim", None)
-        seen.append(("in", [], [bdim(v) for v in vals],
-                     [v.aval for v in closed.jaxpr.invars]))
-        for eqn in closed.eqns:
-            ins = [read(v) for v in eqn.invars]
-            with eqn.ctx.manager:  # as core.eval_jaxpr binds: a cond, a jit, a custom_jvp
-                outs = eqn.primitive.bind(*ins, **eqn.primitive.get_bind_params(eqn.params))
-            outs = outs if eqn.primitive.multiple_results else [outs]
-            seen.append((eqn.primitive.name, [bdim(x) for x in ins], [bdim(o) for o in outs],
-                         [v.aval for v in eqn.outvars]))
-            env.update(zip(eqn.outvars, outs))
-        return [read(v) for v in closed.jaxpr.outvars]
-
-    jax.vmap(run, in_axes=tuple(in_axes))(*args)
-    return closed, seen
-
-
-def show_batching(f, *args, in_axes=0) -> Picture:
-    """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
-    one example), each value drawn as a row of its axes with the batch axis B, orange, where
-    the equation's batching rule left it (read from the BatchTracers while jax.vmap(f) runs).
-    A rule moves B when that is cheaper than moving it back; vmap moves it to out_axes=0 only
-    at the end, which is the batched jaxpr's trailing transpose. Facts: per equation, the
-    batch dim of its inputs and outputs; the batched jaxpr's primitives."""
-    import jax
-
-    axes = list(in_axes) if isinstance(in_axes, (list, tuple)) else [in_axes] * len(args)
-    if len(axes) != len(args) or all(ax is None for ax in axes):
-        raise ValueError(f"show_batching needs one in_axes entry per argument (an int or None,"
-                         f" at least one int); got {in_axes!r} for {len(args)} argument(s)")
-    closed, seen = _batch_dims(f, args, axes)
-    size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
-    batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
-    moves = [e.primitive.name for e in batched.eqns]
-    px, cell, row_h, name_w = MIN_PX + 2, 58, 64, 0
-    name_w = max(_chars(s[0], px) for s in seen) + 30
-    rows = []                      # (label, [(dims, bdim)])
-    for prim, _, outs, avals in seen:
-        vals = []
-        for b, aval in zip(outs, avals):
-            dims = [str(d) for d in getattr(aval, "shape", ())]
-            if b is not None:
-                dims.insert(b, f"B={size}")
-            vals.append((dims, b))
-        rows.append((prim, vals))
-    out_dims = [[f"B={size}" if k == 0 else str(d) for k, d in enumerate(aval.shape)]
-                for aval in batched.out_avals]           # vmap's out_axes=0
-    rows.append(("out", [(d, 0) for d in out_dims]))
-    widest = max(sum(len(d) for d, _ in v) + len(v) for _, v in rows)
-    width = max(name_w + widest * cell + 40, 760)
-    top = 40
-    height = top + len(rows) * row_h + 46
-    out = [_svg(width, height)]
-    out.append(f"<text x='2' y='26' font-family=\"{SANS}\" font-size='{px}' fill='{INK}'>"
-               f"each value's axes after each equation · <tspan fill='{ACCENT}' "
-               f"font-weight='bold'>B</tspan>: the batch axis vmap carries</text>")
-    for r, (prim, vals) in enumerate(rows):
-        y = top + r * row_h + 8
-        io = r in (0, len(rows) - 1)
-        out.append(_text(2, y + 34, prim, px, bold=True, fill=ACCENT if io else INK))
-        x = name_w
-        for dims, b in vals:
-            for k, d in enumerate(dims):
-                batch = k == b
-                out.append(f"<rect x='{x:g}' y='{y:g}' width='{cell - 4}' height='48' rx='6' "
-                           f"fill='{UNKNOWN_FILL if batch else FILL}' "
-                           f"stroke='{ACCENT if batch else INK}' "
-                           f"stroke-width='{3 if batch else 1.5}'/>")
-                out.append(_text(x + (cell - 4) / 2, y + 32, _fit(d, cell - 8, MIN_PX),
-                                 MIN_PX if len(d) > 3 else px, anchor="middle",
-                                 fill=ACCENT if batch else INK, bold=batch))
-                x += cell
-            if not dims:
-                out.append(_text(x, y + 32, "scalar", MIN_PX, fill="#222"))
-                x += cell * 1.5
-            x += cell / 2
-    out.append(_text(2, height - 14, _fit("batched jaxpr: " + " → ".join(moves), width - 4,
-                                          MIN_PX), MIN_PX, fill="#222"))
-    out.append("</svg>")
-    facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
-             "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
-    caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)
-    return Picture("\n".join(out), caption, facts)
+    return Picture(picture, caption, facts)

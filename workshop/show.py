@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .artefacts import hlo_text
+
 WIDTH = 96        # columns of a slide's output at 20 px (1280×720, DejaVu Sans Mono: 12 px each)
 MAX_LINES = 14    # lines of an artefact on one slide
 
@@ -274,33 +276,6 @@ def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH
 def show_stablehlo(lowered, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
     """Station 2: the StableHLO module of a `.lower()` result."""
     return trim(lowered.as_text(), max_lines, width, title="StableHLO (lowered)")
-
-
-_HLO_TABLES = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
-_HLO_META = re.compile(r", metadata=\{[^{}]*\}")
-
-
-def hlo_text(compiled) -> tuple[str, list[str]]:
-    """The compiled HLO without its source-location tables and metadata attributes."""
-    out, notes, skipping, dropped = [], [], False, 0
-    for line in compiled.as_text().split("\n"):
-        if _HLO_TABLES.match(line):
-            skipping = True
-            continue
-        if skipping:
-            if line.strip() == "" or line.startswith(" ") or line[:1].isdigit():
-                dropped += 1
-                continue
-            skipping = False
-        out.append(line)
-    text = "\n".join(out)
-    text, n_meta = _HLO_META.subn("", text)
-    if dropped:
-        notes.append(f"⋯ source-location tables dropped ({dropped} lines)")
-    if n_meta:
-        notes.append(f"⋯ metadata={{…}} dropped from {n_meta} instructions")
-    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
-    return text, notes
 
 
 def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,

@@ -1,0 +1,294 @@
+"""A jaxpr drawn as the dataflow graph it is (show_graph), and one function's derivative both
+ways, as two such graphs (show_ad_flow). The graph is read by artefacts.jaxpr_graph; here it
+is laid out (left to right, or top to bottom) and drawn. Style and `Picture`: pictures.py."""
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+
+from . import svg
+from .artefacts import JaxprGraph, check_split, jaxpr_graph, printer_names
+from .pictures import (
+    ACCENT,
+    FILL,
+    INK,
+    MIN_PX,
+    SANS,
+    UNKNOWN_FILL,
+    Picture,
+    _chars,
+    _fit,
+    label,
+)
+
+
+@dataclass
+class _Layout:
+    """Where a JaxprGraph's boxes go: box(c, r) -> (x, y, w, h); route(edge) -> a path's points
+    (corners rounded when drawn, or a cubic when `curve`); the fonts; the size."""
+    width: float
+    height: float
+    box: object
+    route: object
+    big: float
+    small: float
+
+
+def _layout_right(g: JaxprGraph, box_w: float, gap: float, top: float) -> _Layout:
+    """Columns left to right, each as wide as its text. An edge to the next column is a curve
+    inside the gap between them; an edge that skips columns turns into the nearest gap
+    between rows (there are no boxes there), runs along it, and turns back in the gap before
+    its target: it never runs underneath a box."""
+    big = small = MIN_PX
+    box_h, vgap = 60, 30
+    widths = [max(box_w, *(max(_chars(t, big), *(_chars(s, small) for s in lines)) + 16
+                           for t, lines, _ in column)) for column in g.columns]
+    xs = [2 + sum(widths[:c]) + c * gap for c in range(len(widths))]
+    rows = max(len(c) for c in g.columns)
+    y0 = top + vgap / 2 + 2
+    row_y = lambda r: y0 + r * (box_h + vgap)
+
+    def box(c, r):
+        return xs[c], row_y(r), widths[c], box_h
+
+    def route(edge):
+        (c0, r0), (c1, r1) = edge[0], edge[1]
+        x0, ya, w0, _ = box(c0, r0)
+        x1, yb, _, _ = box(c1, r1)
+        a, b = (x0 + w0, ya + box_h / 2), (x1 - 2, yb + box_h / 2)
+        if c1 == c0 + 1:
+            return "curve", [a, b]
+        mid = (a[1] + b[1]) / 2
+        lane = min((row_y(k) - vgap / 2 for k in range(rows + 1)), key=lambda y: abs(y - mid))
+        left, right = xs[c0 + 1] - gap / 2, xs[c1] - gap / 2
+        return "lines", [a, (left, a[1]), (left, lane), (right, lane), (right, b[1]), b]
+
+    width = xs[-1] + widths[-1] + 2
+    height = row_y(rows) - vgap / 2 + 4
+    return _Layout(width, height, box, route, big, small)
+
+
+def _layout_down(g: JaxprGraph, top: float, min_width: float) -> _Layout:
+    """Levels top to bottom, each level's boxes centred, larger type: for a short jaxpr on a
+    slide. An edge to the next level is a curve in the gap between them; one that skips levels
+    leaves downwards into that gap, runs left of every box, and comes back along the gap
+    above its target."""
+    box_w, box_h, across, along, big, small = 270, 56, 30, 28, 20, 18
+    rows = max(len(c) for c in g.columns)
+    span = rows * box_w + (rows - 1) * across
+    pad = 40                       # the lane, left of every box, for edges that skip levels
+    width = max(pad + span + 4, min_width)
+
+    def box(c, r):
+        n = len(g.columns[c])
+        left = (span - (n * box_w + (n - 1) * across)) / 2
+        return pad + left + r * (box_w + across), top + 4 + c * (box_h + along), box_w, box_h
+
+    def route(edge):
+        (c0, r0), (c1, r1) = edge[0], edge[1]
+        xa, ya, _, _ = box(c0, r0)
+        xb, yb, _, _ = box(c1, r1)
+        if c1 == c0 + 1:
+            return "curve", [(xa + box_w / 2, ya + box_h), (xb + box_w / 2, yb - 2)]
+        a, b = (xa + box_w / 4, ya + box_h), (xb + box_w / 4, yb - 2)   # beside the others
+        lane = pad / 2
+        below, above = a[1] + along / 2, b[1] - along / 2 + 2
+        return "lines", [a, (a[0], below), (lane, below), (lane, above), (b[0], above), b]
+
+    height = top + len(g.columns) * (box_h + along) - along + 8
+    return _Layout(width, height, box, route, big, small)
+
+
+def _toward(p, q, k: float) -> tuple[float, float]:
+    """The point `k` from p toward q, at most halfway."""
+    dist = math.dist(p, q)
+    t = min(k, dist / 2) / dist if dist else 0
+    return p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t
+
+
+def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
+    """SVG path data: a cubic from pts[0] to pts[1] leaving and entering along the layout's
+    direction, or straight lines through pts with corners rounded by `r`."""
+    (x0, y0) = pts[0]
+    if kind == "curve":
+        (x1, y1) = pts[1]
+        if down:
+            m = (y0 + y1) / 2
+            return f"M{x0:g},{y0:g} C{x0:g},{m:g} {x1:g},{m:g} {x1:g},{y1:g}"
+        m = (x0 + x1) / 2
+        return f"M{x0:g},{y0:g} C{m:g},{y0:g} {m:g},{y1:g} {x1:g},{y1:g}"
+    d = [f"M{x0:g},{y0:g}"]
+    for (pa, pb, pc) in zip(pts, pts[1:], pts[2:]):
+        s, e = _toward(pb, pa, r), _toward(pb, pc, r)
+        d.append(f"L{s[0]:g},{s[1]:g} Q{pb[0]:g},{pb[1]:g} {e[0]:g},{e[1]:g}")
+    d.append(f"L{pts[-1][0]:g},{pts[-1][1]:g}")
+    return " ".join(d)
+
+
+def _draw_graph(g: JaxprGraph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
+                colour: str = INK, head: str = "graphhead", dy: float = 0) -> list:
+    """The boxes and edges of a laid-out graph (orange and dashed: unknown until later when
+    `cut`; thick orange: an edge that crosses the cut). `mirror` flips it left to right, so
+    it reads right to left; `dy` moves it down."""
+    fx = (lambda x: lay.width - x) if mirror else (lambda x: x)
+    out = []
+    for edge in g.edges:
+        kind, pts = lay.route(edge)
+        d = _path(kind, [(fx(x), y + dy) for x, y in pts], down)
+        out.append(svg.path(d, fill="none", stroke=ACCENT if edge[3] else colour,
+                            stroke_width=4 if edge[3] else 1.8, marker_end=f"url(#{head})"))
+    for c, column in enumerate(g.columns):
+        for r, (title, lines, _) in enumerate(column):
+            x, y, w, h = lay.box(c, r)
+            x, y = (fx(x + w) if mirror else x), y + dy
+            late = cut and g.late.get((c, r), False)
+            end = c in (0, g.out_col)
+            out.append(svg.rect(x, y, w, h, rx=8,
+                                fill="#fff" if end else UNKNOWN_FILL if late else FILL,
+                                stroke=ACCENT if late else INK, stroke_width=2,
+                                stroke_dasharray="7 4" if late else None))
+            out.append(label(x + w / 2, y + lay.big + 6, _fit(title, w - 12, lay.big),
+                             lay.big, anchor="middle", bold=True, fill=ACCENT if end else INK))
+            out.append(label(x + w / 2, y + lay.big + lay.small + 13,
+                             _fit(lines[0], w - 12, lay.small), lay.small, anchor="middle",
+                             fill="#222"))
+    return out
+
+
+def _jaxpr_of(x):
+    """The core.Jaxpr to draw: `x` itself (what jax.make_jaxpr returns: one class, its consts
+    attached) or the one a jit trace holds (jax.jit(f).trace(...).jaxpr)."""
+    from jax._src import core
+
+    jaxpr = x if isinstance(x, core.Jaxpr) else getattr(x, "jaxpr", None)
+    if not isinstance(jaxpr, core.Jaxpr):
+        raise TypeError(f"show_graph needs a jaxpr (what jax.make_jaxpr returns) or a jit "
+                        f"trace, not a {type(x).__name__}")
+    return jaxpr
+
+
+def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
+               unknowns: list[bool] | None = None) -> Picture:
+    """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
+    column after the last equation it reads from, the outputs on the right. Each box names
+    the variable it defines and its type (~ marks a weak type, which the text form hides);
+    a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
+    bottom, with larger type: for a short jaxpr on a slide.
+
+    unknowns (one bit per input; the consts the jaxpr carries are known) draws partial
+    evaluation's cut: an equation is unknown when any input is, known ones stay blue, unknown
+    ones are orange, and each known value an unknown equation reads is a residual (a thick
+    orange arrow). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
+    primitives on each side, the number of residuals); a disagreement raises, as for a nested
+    jit, cond or scan, which pe splits inside."""
+    inner = _jaxpr_of(jaxpr)
+    if unknowns is not None and len(unknowns) != len(inner.invars):
+        raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
+                         f"{len(inner.invars)} input(s)")
+    g = jaxpr_graph(inner, unknowns)
+    cut = unknowns is not None
+    if cut:
+        check_split(inner, unknowns, g)
+    top = 34 if cut else 0         # a legend line
+    lay = (_layout_down(g, top, 680 if cut else 0) if down
+           else _layout_right(g, box_w, gap, top))
+    out = [label(2, 24, ["blue: known now · ", svg.tspan("orange: unknown until later",
+                                                         fill=ACCENT), " · thick: residuals"],
+                 MIN_PX, font=SANS)] if cut else []
+    out += _draw_graph(g, lay, down, cut)
+    facts = {"columns": [[t for t, _, _ in column] for column in g.columns],
+             "edges": [e[2] for e in g.edges]}
+    if cut:
+        facts.update(known=g.known, unknown=g.unknown,
+                     residuals=[g.names[v] for v in g.residuals])
+    n_eqns = sum(len(c) for c in g.columns[1:g.out_col])
+    caption = (f"dataflow: {len(g.columns[0])} input(s) → {n_eqns} equation(s) in "
+               f"{g.out_col - 1} column(s) → {len(g.columns[g.out_col])} output(s)")
+    picture = svg.svg(lay.width, lay.height, out, defs=[svg.arrowhead("graphhead", INK, 11)])
+    return Picture(picture, caption, facts)
+
+
+def _ad_programs(f, args) -> tuple:
+    """jax.linearize(f, *args)'s primal output and linear function's jaxpr, that function
+    transposed (jax.linear_transpose), and the backward program's consts renamed to the
+    forward names of the same residuals."""
+    import jax
+
+    y, f_jvp = jax.linearize(f, *args)
+    tangents = [jax.numpy.zeros_like(a) for a in args]
+    lin = jax.make_jaxpr(f_jvp)(*tangents)
+    f_t = jax.linear_transpose(f_jvp, *args)
+    tr = jax.make_jaxpr(f_t)(y)
+    fwd_names = printer_names(lin.jaxpr)     # a residual keeps its forward name below
+    same = {tv: fwd_names[lv] for tv, tc in zip(tr.jaxpr.constvars, tr.consts)
+            for lv, lc in zip(lin.jaxpr.constvars, lin.consts) if tc is lc}
+    return y, lin, tr, fwd_names, same
+
+
+def _params(f, n: int) -> list[str]:
+    """The names of f's first `n` parameters; args[i] for those it does not name."""
+    try:
+        params = list(inspect.signature(f).parameters)[:n]
+    except (TypeError, ValueError):
+        params = []
+    return params + [f"args[{i}]" for i in range(len(params), n)]
+
+
+def _name_ends(fwd: JaxprGraph, bwd: JaxprGraph, params: list[str]) -> None:
+    """The ends of both programs named after f's parameters, ṫ (tangent) and c̄ (cotangent)
+    marked."""
+    fwd.columns[0] = [(f"ṫ {t}", [f"{p}{lines[0][lines[0].index(':'):]}"], ins)
+                      for p, (t, lines, ins) in zip(params, fwd.columns[0])]
+    fwd.columns[-1] = [("ṫ out", lines, ins) for _, lines, ins in fwd.columns[-1]]
+    bwd.columns[0] = [(f"c̄ {t}", lines, ins) for t, lines, ins in bwd.columns[0]]
+    bwd.columns[-1] = [(f"c̄ {p}", lines, ins) for p, (_, lines, ins)
+                       in zip(params, bwd.columns[-1])]
+
+
+def show_ad_flow(f, *args) -> Picture:
+    """One function's derivative both ways, as dataflow. Above, after f's own equations ran
+    once, the linear function jax.linearize(f, *args) returns (its jaxpr: the tangent
+    program), read left to right: tangents in, tangents out. Below, that program
+    transposed by jax.linear_transpose, read
+    right to left: cotangents in at the right, cotangents out at the left. The residuals the
+    forward pass saved (a, b, …: the consts of both programs) are written, by name, in the
+    boxes that use them. Facts: f's primitives, each program's primitives in order, the
+    residuals' types by name, and the primal output's type."""
+    import jax
+
+    y, lin, tr, fwd_names, same = _ad_programs(f, args)
+    fwd, bwd = (jaxpr_graph(lin.jaxpr, inline_consts=True),
+                jaxpr_graph(tr.jaxpr, inline_consts=True, rename=same))
+    _name_ends(fwd, bwd, _params(f, len(args)))
+    lays = [_layout_right(g, 100, 36, 0) for g in (fwd, bwd)]
+    width = max(760, *(lay.width for lay in lays))
+    for lay in lays:
+        lay.width = width
+    title_h, h0 = 40, lays[0].height
+    height = 2 * title_h + h0 + lays[1].height + 44
+    name = getattr(f, "__name__", "f")
+    primal = [e.primitive.name for e in jax.make_jaxpr(f)(*args).eqns]
+    said = f"forward: jax.linearize ran {name} ({', '.join(primal)}); tangents flow →"
+    out = [label(2, 27, _fit(said, width - 4, MIN_PX + 1), MIN_PX + 2, font=SANS)]
+    out += _draw_graph(fwd, lays[0], False, False, head="tangenthead", dy=title_h)
+    out.append(label(width - 2, title_h + h0 + 34,
+                     "backward: jax.linear_transpose; cotangents flow ←",
+                     MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
+    out += _draw_graph(bwd, lays[1], False, False, mirror=True, colour=ACCENT,
+                       head="cotanhead", dy=2 * title_h + h0)
+    saved = [fwd.names[v] + (f" = {float(c):.3g}" if getattr(c, "shape", None) == () else "")
+             for v, c in zip(lin.jaxpr.constvars, lin.consts)]
+    if saved:
+        said = f"residuals {', '.join(saved)}: kept by the forward pass, read by both programs"
+        out.append(label(2, height - 12, _fit(said, width - 4, MIN_PX - 2), MIN_PX, font=SANS,
+                         fill="#222"))
+    prims = lambda j: [e.primitive.name for e in j.eqns]
+    typ = lambda v: v.aval.str_short(short_dtypes=True)
+    facts = {"primal": primal, "forward": prims(lin), "backward": prims(tr),
+             "residuals": {fwd_names[v]: typ(v) for v in lin.jaxpr.constvars},
+             "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
+    caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
+               f"through {', '.join(facts['backward'])}")
+    heads = [svg.arrowhead("tangenthead", INK, 11), svg.arrowhead("cotanhead", ACCENT, 11)]
+    return Picture(svg.svg(width, height, out, defs=heads), caption, facts)

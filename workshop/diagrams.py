@@ -1,0 +1,343 @@
+"""The pictures of what surrounds a jaxpr: a mesh's collectives, a pytree's nodes, the caches
+under a jit call, and where vmap keeps the batch axis. Style and `Picture`: pictures.py."""
+from __future__ import annotations
+
+import re
+
+from . import svg
+from .artefacts import batch_dims, collective_groups
+from .pictures import (
+    ACCENT,
+    FILL,
+    INK,
+    MIN_PX,
+    SANS,
+    SLIDE_W,
+    UNKNOWN_FILL,
+    Picture,
+    _chars,
+    _fit,
+    _n,
+    label,
+)
+
+CELL_W, CELL_H, PAD = 150, 84, 16          # a device's box on the mesh, the panel's margin
+PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
+           "#4e342e"]
+
+
+# --------------------------------------------------------------------------- collectives
+
+def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> list:
+    """One collective on the mesh: every device a box, each group a coloured outline (a block
+    of the grid) or a line through its devices in order (scattered). Coordinates are written
+    as Python prints them (77.0), as this picture always has."""
+    rows, cols = grid.shape
+    cell_w, cell_h, pad = CELL_W, CELL_H, PAD
+    where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
+    size = {len(g) for g in groups}
+    out = [label(x0, 22, f"{kind}: {_n(len(groups), 'group')} of "
+                 f"{'/'.join(map(str, sorted(size)))} · rows {names[0]}, columns {names[1]}",
+                 20, font=SANS)]
+    for i, (r, c) in where.items():
+        x, y = x0 + pad + c * cell_w, 34 + pad + r * cell_h
+        out.append(svg.rect(x + 10, y + 10, cell_w - 20, cell_h - 20, rx=6, fill=FILL, stroke=INK))
+        out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 + 7), f"dev {grid.flat[i].id}",
+                         20, anchor="middle"))
+    for k, group in enumerate(groups):
+        colour = PALETTE[k % len(PALETTE)]
+        rs, cs = [where[i][0] for i in group], [where[i][1] for i in group]
+        if (max(rs) - min(rs) + 1) * (max(cs) - min(cs) + 1) == len(group):   # a block
+            out.append(svg.rect(x0 + pad + min(cs) * cell_w + 3, 34 + pad + min(rs) * cell_h + 3,
+                                (max(cs) - min(cs) + 1) * cell_w - 6,
+                                (max(rs) - min(rs) + 1) * cell_h - 6, rx=10, fill="none",
+                                stroke=colour, stroke_width=3, stroke_dasharray="8 4"))
+        else:
+            pts = " ".join(f"{x0 + pad + where[i][1] * cell_w + cell_w / 2},"
+                           f"{34 + pad + where[i][0] * cell_h + cell_h / 2}" for i in group)
+            out.append(svg.polyline(pts, fill="none", stroke=colour, stroke_width=3,
+                                    stroke_dasharray="8 4"))
+    return out
+
+
+def show_collectives(compiled, mesh) -> Picture:
+    """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
+    coloured outline per group of devices that combine their values (read from its
+    replica_groups). A collective it cannot draw (collective-permute names pairs, not
+    groups) is listed as not drawn, never dropped silently."""
+    import numpy as np
+
+    grid = np.asarray(mesh.devices)
+    if grid.ndim != 2:
+        raise ValueError(f"show_collectives draws a 2-D mesh; this one has shape {grid.shape}")
+    rows, cols = grid.shape
+    names = tuple(str(a) for a in mesh.axis_names)
+    found, left = collective_groups(compiled)
+    panel_w, gap = max(cols * CELL_W + 2 * PAD, 470), 40
+    panel_h = 34 + rows * CELL_H + 2 * PAD
+    width = max(1, len(found)) * panel_w + (max(1, len(found)) - 1) * gap + 4
+    out = []
+    for n, (kind, groups) in enumerate(found):
+        out += _panel(2 + n * (panel_w + gap), kind, groups, grid, names)
+    if not found:
+        say = ("not drawn: " + ", ".join(left) if left
+               else "no collective: every device works alone")
+        out.append(label(2, 22, say, 18, font=SANS))
+    elif left:
+        out.append(label(2, panel_h + 20, "not drawn: " + ", ".join(left), 20, font=SANS))
+    facts = {"collectives": [{"kind": k, "groups": g} for k, g in found], "not_drawn": left}
+    caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
+    return Picture(svg.svg(width, panel_h + (30 if found and left else 4), out), caption, facts)
+
+
+# --------------------------------------------------------------------------- pytrees
+
+def _tree_nodes(tree, treedef, is_leaf) -> tuple[list, list]:
+    """The treedef's nodes, [slot, depth, title, detail, kind] each (a parent's slot midway
+    between its children's; a leaf, a None or a childless node takes the next slot), and its
+    edges (parent, child, key): the key on the leaf paths (tree_flatten_with_path) where the
+    child holds leaves, else flatten_one_level_with_keys' (on jaxlib 0.12 it names a
+    namedtuple's fields right; 0.10.2's named every field after the first)."""
+    import jax
+    from jax import tree_util as tu
+
+    none_too = (lambda x: x is None or is_leaf(x)) if is_leaf else (lambda x: x is None)
+    paths = [p for p, _ in tu.tree_flatten_with_path(tree, is_leaf=none_too)[0]]
+    nodes, edges = [], []
+    leaf_no = iter(range(treedef.num_leaves))
+    spot = iter(range(len(paths) + treedef.num_nodes))   # left-to-right slots
+
+    def show(v):
+        try:
+            return jax.typeof(v).str_short(short_dtypes=True) if hasattr(v, "shape") else repr(v)
+        except TypeError:
+            return type(v).__name__
+
+    def walk(t, value, at: int, depth: int) -> tuple[int, float]:
+        """Place treedef `t` of `value`, whose first position is paths[at]; return
+        (positions, slot)."""
+        data, me = t.node_data(), len(nodes)
+        if data is None:
+            nodes.append([next(spot), depth, f"leaf {next(leaf_no)}", show(value), "leaf"])
+            return 1, nodes[me][0]
+        kind, _ = data
+        if kind is type(None):
+            nodes.append([next(spot), depth, "None", "no leaves", "none"])
+            return 1, nodes[me][0]
+        nodes.append([None, depth, kind.__name__, "", "node"])
+        kids = list(tu.flatten_one_level_with_keys(value)[0])
+        used, xs = 0, []
+        for i, child in enumerate(t.children()):
+            j = len(nodes)
+            n, x = walk(child, kids[i][1], at + used, depth + 1)
+            key = paths[at + used][depth] if n else kids[i][0]    # the key on the paths
+            edges.append((me, j, tu.keystr((key,))))
+            used += n
+            xs.append(x)
+        nodes[me][0] = sum(xs) / len(xs) if xs else next(spot)
+        return used, nodes[me][0]
+
+    walk(treedef, tree, 0, 0)
+    return nodes, edges
+
+
+def show_tree(tree, is_leaf=None) -> Picture:
+    """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
+    None as an empty node, leaves numbered in flatten order) and each edge labelled with its
+    key (see _tree_nodes). Coordinates are written as Python prints them (12.0)."""
+    from jax import tree_util as tu
+
+    treedef = tu.tree_structure(tree, is_leaf=is_leaf)
+    nodes, edges = _tree_nodes(tree, treedef, is_leaf)
+    box_w, box_h, slot, level = 160, 60, 180, 104
+    slots = max(n[0] for n in nodes) + 1
+    depth = max(n[1] for n in nodes) + 1
+    xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
+    out = []
+    for i, j, key in edges:
+        (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
+        x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
+        out.append(svg.line(str(x0), str(y0), str(x1), str(y1), stroke=INK, stroke_width=1.6))
+        out.append(label(str((x0 + x1) / 2 + 6), str((y0 + y1) / 2 + 5), _fit(key, slot, 18),
+                         18, fill=ACCENT, stroke="#fff", stroke_width=4, paint_order="stroke"))
+    for n in nodes:
+        (x, y), (_, _, title, detail, kind) = xy(n), n
+        out.append(svg.rect(str(x), y, box_w, box_h, rx=8, fill=FILL if kind == "leaf" else "#fff",
+                            stroke=INK, stroke_width=2,
+                            stroke_dasharray="6 4" if kind == "none" else None))
+        out.append(label(str(x + box_w / 2), y + (26 if detail else 37),
+                         _fit(title, box_w - 10, 19), 19, anchor="middle", bold=True))
+        if detail:
+            out.append(label(str(x + box_w / 2), y + 50, _fit(detail, box_w - 10, 18), 18,
+                             anchor="middle", fill="#222"))
+    edges.sort(key=lambda e: e[1])                        # in the treedef's order
+    facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
+             "keys": [k for _, _, k in edges]}
+    paths = tu.tree_flatten_with_path(tree, is_leaf=is_leaf)[0]
+    caption = (f"pytree: {len(nodes)} nodes, {treedef.num_leaves} leaves: "
+               + ", ".join(tu.keystr(p) for p, _ in paths))
+    picture = svg.svg(slots * slot + 4, depth * level - (level - box_h) + 8, out)
+    return Picture(picture, caption, facts)
+
+
+# --------------------------------------------------------------------------- the jit caches
+
+HIT, MISS = "#2e7d32", "#c62828"
+OUTCOME = {"hit": ("hit", HIT, "#e3f2e4"), "miss": ("miss", MISS, "#fbe3e3"),
+           "·": ("·", "#888", "#fff")}
+
+
+def _wrap(name: str, width: float, px: float) -> list[str]:
+    """`name` broken at spaces and before underscores into lines that fit `width`."""
+    parts = re.findall(r"_?[^_ ]+ ?", name)
+    lines = [""]
+    for p in parts:
+        if lines[-1] and _chars((lines[-1] + p).rstrip(), px) > width:
+            lines.append("")
+        lines[-1] += p
+    return [s.rstrip() for s in lines]
+
+
+def _lane(xs: list, cell: float, mid: float, got: list, px: float) -> list:
+    """One call's lane: a line as far down the chain as it went, and each cache's outcome."""
+    reached = [i for i, (_, v) in enumerate(got) if v != "·"]
+    out = [svg.line(xs[i] + cell - 14, mid, xs[i + 1] + 14, mid, stroke=INK, stroke_width=3)
+           for i in range(max(reached, default=0))]
+    for x, (_, v) in zip(xs, got):
+        word, colour, fill = OUTCOME[v]
+        out.append(svg.rect(x + 14, mid - 17, cell - 28, 34, rx=17, fill=fill, stroke=colour,
+                            stroke_width=1.5 if v == "·" else 3,
+                            stroke_dasharray="5 4" if v == "·" else None))
+        out.append(label(x + cell / 2, mid + 7, word, px, anchor="middle", fill=colour,
+                         bold=v != "·"))
+    return out
+
+
+def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
+    """The six in-process caches under a jit call (jitcache.CHAIN, in the order a call meets
+    them) as a chain of boxes, and for each call of `rows` ({call label: jitcache.probe(...)})
+    a lane under the chain: green where a cache hit, red where it missed, grey where the call
+    never reached it, the lane's line running as far as the call went. A repeat call stops at
+    the first box; a new shape runs all the way down."""
+    from .jitcache import CHAIN
+
+    caches = [name for name, *_ in CHAIN]
+    for call, verdict in rows.items():
+        if sorted(verdict) != sorted(caches) or set(verdict.values()) - set(OUTCOME):
+            raise ValueError(f"{call!r} is not a jitcache.probe result: {verdict}")
+    px, gap = MIN_PX + 1, 14
+    label_w = max([_chars(c, px) for c in rows] + [_chars("call", px)]) + 20
+    cell = (SLIDE_W - 4 - label_w - 5 * gap) / 6
+    heads = [_wrap(c, cell - 14, px) for c in caches]
+    head_h = 22 + max(map(len, heads)) * (px + 5)
+    top, lane_h = 34, 46
+    xs = [2 + label_w + i * (cell + gap) for i in range(6)]
+    out = [label(2, 24, ["a jit call meets six caches, left to right · ",
+                         svg.tspan("hit", fill=HIT, font_weight="bold"), " · ",
+                         svg.tspan("miss", fill=MISS, font_weight="bold"), " · ",
+                         svg.tspan("dashed: not reached", fill="#777")], px, font=SANS)]
+    for i, (x, lines) in enumerate(zip(xs, heads)):
+        out.append(svg.rect(x, top, cell, head_h, rx=8, fill=FILL, stroke=INK, stroke_width=2))
+        out += [label(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle", bold=True)
+                for j, s in enumerate(lines)]
+        if i < 5:
+            y = top + head_h / 2
+            out.append(svg.line(x + cell + 1, y, x + cell + gap - 1, y, stroke=INK,
+                                stroke_width=2.5, marker_end="url(#chainhead)"))
+    facts = {"caches": caches, "calls": {}}
+    for k, (call, verdict) in enumerate(rows.items()):
+        got = facts["calls"][call] = [(c, verdict[c]) for c in caches]
+        mid = top + head_h + 18 + k * lane_h + lane_h / 2 - 3
+        out.append(label(2, mid + 7, call, px))
+        out += _lane(xs, cell, mid, got, px)
+    caption = "; ".join(f"{call}: " + " ".join(OUTCOME[v][0] for _, v in got)
+                        for call, got in facts["calls"].items())
+    height = top + head_h + 18 + len(rows) * lane_h + 6
+    picture = svg.svg(SLIDE_W, height, out, defs=[svg.arrowhead("chainhead", INK, 13)])
+    return Picture(picture, caption, facts)
+
+
+# --------------------------------------------------------------------------- vmap's batch axis
+
+def _axes_rows(seen: list, out_avals: list, size: int) -> list:
+    """(label, [(dims, batch dim)]) per row: the inputs, each equation's outputs with B=size
+    inserted where its batching rule left it, and the result with B first (out_axes=0)."""
+    rows = []
+    for prim, _, outs, avals in seen:
+        vals = []
+        for b, aval in zip(outs, avals):
+            dims = [str(d) for d in getattr(aval, "shape", ())]
+            if b is not None:
+                dims.insert(b, f"B={size}")
+            vals.append((dims, b))
+        rows.append((prim, vals))
+    out_dims = [[f"B={size}" if k == 0 else str(d) for k, d in enumerate(aval.shape)]
+                for aval in out_avals]
+    rows.append(("out", [(d, 0) for d in out_dims]))
+    return rows
+
+
+def _axes(x: float, y: float, dims: list[str], b, cell: int, px: float) -> tuple[list, float]:
+    """One value as a row of its axes, the batch axis orange; and the x after it."""
+    out = []
+    for k, d in enumerate(dims):
+        batch = k == b
+        out.append(svg.rect(x, y, cell - 4, 48, rx=6, fill=UNKNOWN_FILL if batch else FILL,
+                            stroke=ACCENT if batch else INK, stroke_width=3 if batch else 1.5))
+        out.append(label(x + (cell - 4) / 2, y + 32, _fit(d, cell - 8, MIN_PX),
+                         MIN_PX if len(d) > 3 else px, anchor="middle",
+                         fill=ACCENT if batch else INK, bold=batch))
+        x += cell
+    if not dims:
+        out.append(label(x, y + 32, "scalar", MIN_PX, fill="#222"))
+        x += cell * 1.5
+    return out, x + cell / 2
+
+
+def _in_axes(in_axes, args) -> list:
+    """One in_axes entry per argument, as vmap reads them; ValueError if there is none to
+    batch."""
+    axes = list(in_axes) if isinstance(in_axes, (list, tuple)) else [in_axes] * len(args)
+    if len(axes) != len(args) or all(ax is None for ax in axes):
+        raise ValueError(f"show_batching needs one in_axes entry per argument (an int or None,"
+                         f" at least one int); got {in_axes!r} for {len(args)} argument(s)")
+    return axes
+
+
+def show_batching(f, *args, in_axes=0) -> Picture:
+    """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
+    one example), each value drawn as a row of its axes with the batch axis B, orange, where
+    the equation's batching rule left it (read from the BatchTracers while jax.vmap(f) runs).
+    A rule moves B when that is cheaper than moving it back; vmap moves it to out_axes=0 only
+    at the end, which is the batched jaxpr's trailing transpose. Facts: per equation, the
+    batch dim of its inputs and outputs; the batched jaxpr's primitives."""
+    import jax
+
+    axes = _in_axes(in_axes, args)
+    _, seen = batch_dims(f, args, axes)
+    size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+    batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
+    moves = [e.primitive.name for e in batched.eqns]
+    px, cell, row_h, top = MIN_PX + 2, 58, 64, 40
+    name_w = max(_chars(s[0], px) for s in seen) + 30
+    rows = _axes_rows(seen, batched.out_avals, size)
+    widest = max(sum(len(d) for d, _ in v) + len(v) for _, v in rows)
+    width = max(name_w + widest * cell + 40, 760)
+    height = top + len(rows) * row_h + 46
+    out = [label(2, 26, [svg.Raw("each value's axes after each equation · "),
+                         svg.tspan("B", fill=ACCENT, font_weight="bold"),
+                         ": the batch axis vmap carries"], px, font=SANS)]
+    for r, (prim, vals) in enumerate(rows):
+        y = top + r * row_h + 8
+        io = r in (0, len(rows) - 1)
+        out.append(label(2, y + 34, prim, px, bold=True, fill=ACCENT if io else INK))
+        x = name_w
+        for dims, b in vals:
+            drawn, x = _axes(x, y, dims, b, cell, px)
+            out += drawn
+    out.append(label(2, height - 14, _fit("batched jaxpr: " + " → ".join(moves), width - 4,
+                                          MIN_PX), MIN_PX, fill="#222"))
+    facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
+             "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
+    caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)
+    return Picture(svg.svg(width, height, out), caption, facts)
