@@ -33,8 +33,8 @@ def pytest_configure(config):
         # An environment that is not the lock (a jaxlib of another version makes `import jax`
         # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line
         from workshop.devices import xla_flags_problem
-        from workshop.tools import env
-        bad = env.mismatches()
+        from workshop.tools import lockfile
+        bad = lockfile.mismatches()
         if bad:
             pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"
                         f"{' …' if len(bad) > 3 else ''}): run scripts/setup --force",

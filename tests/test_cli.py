@@ -100,10 +100,10 @@ def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():
 
 
 def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkeypatch, capsys):
-    from workshop.tools import doctor, env
+    from workshop.tools import doctor, lockfile
     lock = tmp_path / "requirements.lock"
-    lock.write_text(env.LOCK.read_text().replace(f"jax=={PINNED_JAX}", "jax==0.9.0"))
-    monkeypatch.setattr(env, "LOCK", lock)
+    lock.write_text(lockfile.LOCK.read_text().replace(f"jax=={PINNED_JAX}", "jax==0.9.0"))
+    monkeypatch.setattr(lockfile, "LOCK", lock)
     # only the lock comparison is under test here; the slow probes are tested above
     monkeypatch.setattr(doctor, "fresh_kernel_devices", lambda: f"JAX {PINNED_JAX} · 8 CPU devices")
     monkeypatch.setattr(doctor, "lab_extensions", lambda: "")
@@ -268,12 +268,12 @@ def test_tests_on_an_env_that_is_not_the_lock_stop_in_one_line(tmp_path):
     # a lock saying jaxlib 0.10.2 beside the installed 0.12 jax: what a half-upgraded env is;
     # before, `import jax` refused inside pytest_configure and pytest printed a 34-line
     # INTERNALERROR. A plugin loaded before conftest points the kit at that lock.
-    from workshop.tools import env
+    from workshop.tools import lockfile
     lock = tmp_path / "requirements.lock"
-    lock.write_text(env.LOCK.read_text().replace(f"jaxlib=={PINNED_JAX}", "jaxlib==0.10.2"))
+    lock.write_text(lockfile.LOCK.read_text().replace(f"jaxlib=={PINNED_JAX}", "jaxlib==0.10.2"))
     (tmp_path / "otherlock.py").write_text(
-        f"from pathlib import Path\nimport workshop.tools.env\n"
-        f"workshop.tools.env.LOCK = Path({str(lock)!r})\n")
+        f"from pathlib import Path\nimport workshop.tools.lockfile\n"
+        f"workshop.tools.lockfile.LOCK = Path({str(lock)!r})\n")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "otherlock", "-p",
                         "no:cacheprovider",
                         "tests/test_env.py::test_pinned_jax_is_the_one_running"],

@@ -6,18 +6,18 @@ import re
 import jax
 
 from workshop import PINNED_JAX
-from workshop.tools import env
+from workshop.tools import lockfile
 from workshop.tools.paths import ROOT
 
 IN = ROOT / "environment" / "requirements.in"
 
 
 def test_running_env_matches_the_lock():
-    assert env.mismatches() == [], "run scripts/setup --force"
+    assert lockfile.mismatches() == [], "run scripts/setup --force"
 
 
 def test_lock_pins_every_package_with_hashes():
-    text = env.LOCK.read_text()
+    text = lockfile.LOCK.read_text()
     reqs = [b for b in re.split(r"\n(?=\S)", text) if b.strip() and not b.startswith("#")]
     assert len(reqs) > 50
     for block in reqs:
@@ -28,17 +28,17 @@ def test_lock_pins_every_package_with_hashes():
 
 
 def test_every_direct_dependency_has_a_reason_and_is_locked():
-    pins, lines = env.pins(), IN.read_text().splitlines()
+    pins, lines = lockfile.pins(), IN.read_text().splitlines()
     direct = [(i, ln) for i, ln in enumerate(lines) if ln and not ln.startswith("#")]
     assert len(direct) >= 14
     for i, line in direct:
         name, version = line.split("==")
         assert lines[i - 1].startswith("# "), f"{name}: no reason above it"
-        assert pins[env.canon(name)] == version, f"{name}: .in and lock disagree"
+        assert pins[lockfile.canon(name)] == version, f"{name}: .in and lock disagree"
 
 
 def test_pinned_jax_is_the_one_running():
-    assert env.pins()["jax"] == PINNED_JAX == jax.__version__
+    assert lockfile.pins()["jax"] == PINNED_JAX == jax.__version__
 
 
 def test_jupyterlab_marks_no_extension_incompatible_and_rise_is_enabled():
@@ -59,10 +59,10 @@ def test_every_locked_package_admits_the_oldest_pythons_claimed():
 
     from packaging.specifiers import SpecifierSet
     checked, refuse = 0, []
-    for name in env.pins():
+    for name in lockfile.pins():
         req = metadata.metadata(name).get("Requires-Python")
         checked += 1
         for oldest in OLDEST:
             if req and oldest not in SpecifierSet(req):
                 refuse.append(f"{name} needs Python {req}, not {oldest}")
-    assert checked == len(env.pins()) > 50 and refuse == []
+    assert checked == len(lockfile.pins()) > 50 and refuse == []

@@ -13,10 +13,10 @@ from test_labs import (
     _run_as_attendee,
     _tasks,
 )
-from wrong_answers import W
 
 from workshop.labs import Verdict
 from workshop.tools import paths
+from wrong_answers import W
 
 
 @pytest.mark.parametrize("lab", LABS)

@@ -127,9 +127,8 @@ def test_checks_use_inputs_the_attendee_did_not_choose():
 def test_j2_answer_key_each_cause_alone_recompiles():
     # task 2's key is not an opinion: put any one cause back into the fixed loop and task 3's
     # counters see extra compiles; the fixed loop keeps both decoys and compiles once
-    from wrong_answers.j2 import ONE_CAUSE, _train
-
     from workshop.labs import j2
+    from wrong_answers.j2 import ONE_CAUSE, _train
     assert set(ONE_CAUSE) == j2._TRUE
     for cause, train in ONE_CAUSE.items():
         v = j2.q3.check(train)
@@ -241,9 +240,9 @@ def test_a_check_puts_back_what_an_answer_changed_for_the_whole_kernel():
     from jax._src import monitoring
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
-    from wrong_answers import j4 as answers
 
     from workshop.labs import j4
+    from wrong_answers import j4 as answers
 
     def place(x, mesh):
         jax.set_mesh(mesh)
@@ -278,9 +277,8 @@ def test_l2_checks_hold_after_an_attendee_turned_x64_on():
     # jax.config.update("jax_enable_x64", True) in an earlier cell changes neither the check's
     # programs nor JAX's answers on them (made afresh here, in the check's own context): the
     # right answers pass and the wrong ones get their own message
-    from wrong_answers import l2 as answers
-
     from workshop.labs import l2
+    from wrong_answers import l2 as answers
     l2._REFS.clear()
     _x64_holds(l2, answers, ("q1", "q2", "q3", "q4"))
 
@@ -409,16 +407,14 @@ def test_j1_checks_hold_after_an_attendee_turned_x64_on():
 
 
 def test_l5_checks_hold_after_an_attendee_turned_x64_on():
-    from wrong_answers import l5 as answers
-
     from workshop.labs import l5
+    from wrong_answers import l5 as answers
     _x64_holds(l5, answers, ("q2", "q4"))
 
 
 def test_j3_checks_hold_after_an_attendee_turned_x64_on():
-    from wrong_answers import j3 as answers
-
     from workshop.labs import j3
+    from wrong_answers import j3 as answers
     _x64_holds(j3, answers, ("q1", "q2", "q4"))   # q4 compares bytes exactly (x64: 4 more)
 
 
@@ -428,9 +424,9 @@ def test_j3_verdicts_follow_what_the_answer_reads_now():
     import time
 
     import jax
-    from wrong_answers import j3 as answers
 
     from workshop.labs import j3
+    from wrong_answers import j3 as answers
     chosen = {"policy": jax.checkpoint_policies.nothing_saveable, "pair": False}
 
     def loss_policy(params, x):
@@ -459,9 +455,9 @@ def test_j3_verdicts_follow_what_the_answer_reads_now():
 
 def test_j3_an_answer_that_leaves_a_flag_on_is_told_and_the_flag_put_back():
     import jax
-    from wrong_answers import j3 as answers
 
     from workshop.labs import j3
+    from wrong_answers import j3 as answers
     (answer, flag), = answers.STATE["q1"]
     v = j3.q1.check(answer)
     assert v.ok and flag in v.message, v
@@ -469,16 +465,14 @@ def test_j3_an_answer_that_leaves_a_flag_on_is_told_and_the_flag_put_back():
 
 
 def test_j2_checks_hold_after_an_attendee_turned_x64_on():
-    from wrong_answers import j2 as answers
-
     from workshop.labs import j2
+    from wrong_answers import j2 as answers
     _x64_holds(j2, answers, ("q3",))
 
 
 def test_j4_checks_hold_after_an_attendee_turned_x64_on():
-    from wrong_answers import j4 as answers
-
     from workshop.labs import j4
+    from wrong_answers import j4 as answers
     _x64_holds(j4, answers, ("q1", "q4"))
 
 
@@ -487,10 +481,10 @@ def test_j2_j4_checks_put_back_the_jax_internals_they_watch_through():
     # the check), J4 task 2 sees each lowering: both put JAX back, an answer that raises too
     from jax._src import pjit, stages
     from jax._src.interpreters import pxla
-    from wrong_answers import j2 as a2
-    from wrong_answers import j4 as a4
 
     from workshop.labs import j2, j4
+    from wrong_answers import j2 as a2
+    from wrong_answers import j4 as a4
     kept = (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Traced.lower)
 
     def boom(*args):

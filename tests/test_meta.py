@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from workshop.tools import env, paths
+from workshop.tools import lockfile, paths
 from workshop.tools import notebooks as nbs
 
 ROOT = paths.ROOT
@@ -80,7 +80,7 @@ def _third_party_imports(files) -> dict[str, set[str]]:
                 if top in sys.stdlib_module_names or top in local:
                     continue
                 for dist in dists.get(top, [f"(no distribution for {top})"]):
-                    out.setdefault(env.canon(dist), set()).add(paths.short(path))
+                    out.setdefault(lockfile.canon(dist), set()).add(paths.short(path))
     return out
 
 
@@ -88,7 +88,7 @@ def _declared(*groups: str) -> set[str]:
     names = list(PROJECT["dependencies"])
     for g in groups:
         names += PROJECT["optional-dependencies"][g]
-    return {env.canon(re.split(r"[\[<>=!~; ]", n, maxsplit=1)[0]) for n in names} \
+    return {lockfile.canon(re.split(r"[\[<>=!~; ]", n, maxsplit=1)[0]) for n in names} \
         - {"jax-core-workshop"}
 
 
@@ -102,7 +102,7 @@ def test_every_import_is_declared_and_locked():
     missing = {d: sorted(f)[:3] for d, f in tests.items()
                if d not in _declared("build", "dev")}
     assert not missing, f"imported by the tests, not declared in the dev extra: {missing}"
-    unlocked = _declared("build", "dev") - set(env.pins())
+    unlocked = _declared("build", "dev") - set(lockfile.pins())
     assert not unlocked, f"declared but not in environment/requirements.lock: {unlocked}"
 
 
@@ -199,7 +199,7 @@ def test_the_runtime_imports_only_its_declared_dependencies():
     # and each declared one is used: ipykernel makes the venv a kernel, and rich is what
     # jax.debug.visualize_array_sharding draws with (J4, deck 06); neither is imported by name
     assert _declared() - set(runtime) == {"ipykernel", "rich"}
-    assert not _declared() & {env.canon(n) for n in TOOLS_ONLY}
+    assert not _declared() & {lockfile.canon(n) for n in TOOLS_ONLY}
 
 
 def _mapped() -> dict[str, list[str]]:

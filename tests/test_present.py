@@ -519,7 +519,7 @@ def _notes_of_slide(nb, k: int) -> list[str]:
 
 
 def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenting):
-    # T opens Reveal's notes window. Before workshop.tools.speaker_notes it showed each note twice
+    # T opens Reveal's notes window. Before workshop.tools.present_extension it showed each note twice
     # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
     # first slide, sent the slideshow back to slide 1
     nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")

@@ -6,7 +6,7 @@ import re
 import sys
 
 from ..devices import N_DEVICES, PINNED_JAX, xla_flags_problem
-from . import browser, env
+from . import browser, lockfile
 from .kernel import run_code
 
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
@@ -127,14 +127,14 @@ def main() -> int:
     else:
         r.bad("Python", f"{v.major}.{v.minor} (JAX {PINNED_JAX} needs Python 3.12 or 3.13)",
               "install Python 3.12 or 3.13 and run scripts/setup --force")
-    have, pins = env.installed(), env.pins()
+    have, pins = lockfile.installed(), lockfile.pins()
     for name in KEY:
         got, want = have.get(name), pins.get(name)
         if got == want:
             r.ok(name, got)
         else:
             r.bad(name, f"{got or 'not installed'} (lock: {want})", SETUP_FIX)
-    others = [m for m in env.mismatches() if m.split(":")[0] not in KEY]
+    others = [m for m in lockfile.mismatches() if m.split(":")[0] not in KEY]
     if others:
         r.bad("other locked packages", "; ".join(others[:5]) + (" …" if len(others) > 5 else ""),
               SETUP_FIX)

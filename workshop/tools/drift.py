@@ -171,7 +171,7 @@ def _run(cmd: list[str], what: str, **kw) -> None:
 
 def side_env(version: str, base: str = sys.executable) -> Path:
     """The Python of a venv with jax==version, jaxlib==version and the rest of the lock."""
-    from .env import LOCK
+    from .lockfile import LOCK
     if not _VERSION.match(version):
         raise errors.KitError(f"{version!r} is not a JAX version (like 0.10.2)")
     home = DRIFT / f"jax-{version}"
@@ -230,7 +230,8 @@ def _blocks(lock: str) -> list[str]:
 
 def _differs(py: Path) -> list[str]:
     """What the side env has that the lock does not say (pip may move jax's dependencies)."""
-    code = ("import json; from workshop.tools import env; print(json.dumps(env.mismatches()))")
+    code = ("import json; from workshop.tools import lockfile; "
+            "print(json.dumps(lockfile.mismatches()))")
     p = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(paths.ROOT)})
     try:

@@ -149,7 +149,7 @@ class Server:
                # not into decks/.ipynb_checkpoints/ beside the committed decks
                f"--FileCheckpoints.checkpoint_dir={self.runtime / 'checkpoints'}",
                f"--RiseApp.labextensions_path={extensions}",
-               "--ServerApp.jpserver_extensions=workshop.tools.speaker_notes=True",
+               "--ServerApp.jpserver_extensions=workshop.tools.present_extension=True",
                # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
                # which a stopped server left behind, spinning): a slideshow needs none
                "--ServerApp.jpserver_extensions=jupyter_lsp=False",

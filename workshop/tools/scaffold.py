@@ -9,6 +9,7 @@ jupyterlab-rise asks for; it never overwrites a file, and prints what is left to
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from . import errors, paths, talk
 from . import notebooks as nbs
@@ -119,137 +120,16 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
 
 # --------------------------------------------------------------------------- a new lab
 
-LAB_CHECKS = '''"""Lab {ID} "{title}": the checks. The tasks are in exercises/{name}.ipynb.
-
-Written by `workshop new lab` as a working example of the kit's lab idiom (a checker that
-raises Wrong in the attendee's terms, hints that step toward the answer, inputs the attendee did
-not choose, reaching every boundary): replace its tasks with your own.
-"""
-from __future__ import annotations
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from . import Task, Wrong, as_array, close
-
-LAB = "{ID}"
+TEMPLATES = Path(__file__).with_name("templates")   # Python files ruff reads; never imported
 
 
-def cube(x):
-    """The function the tasks differentiate."""
-    return x ** 3 - 2.0 * x
+def template(name: str, **fill: str) -> str:
+    """A file of templates/ with each placeholder (LAB_ID, mylab, ...) filled in."""
+    text = (TEMPLATES / name).read_text(encoding="utf-8")
+    return re.sub(r"\b(" + "|".join(map(re.escape, fill)) + r")\b",
+                  lambda m: fill[m.group(1)], text)
 
 
-_POINTS = [-2.0, -1e-3, 0.0, 1.0, 3.0]   # a sign change, zero, a tiny value
-
-
-def _check_slope(slope) -> str:
-    for x in _POINTS:
-        got = as_array(slope(jnp.float32(x)), f"slope({{x}})")
-        if got.shape != ():
-            raise Wrong(f"slope({{x}}) should be one number, not an array of shape {{got.shape}}")
-        if not close(got, 3 * x * x - 2, 1e-4):
-            raise Wrong(f"slope({{x}}) gives {{float(got):.6g}}, not the derivative of cube there")
-    return "the slope of cube at every point, from JAX's own derivative"
-
-
-q1 = Task(LAB, 1, "The slope of cube", _check_slope, [
-    "jax.grad(f) is a new function: x ↦ f'(x).",
-    "Differentiate cube itself, exactly: no step size, no formula by hand.",
-], takes="slope")
-
-
-def _check_slopes(slopes) -> str:
-    for n in (1, 7):   # one point, and several
-        xs = jnp.linspace(-2.0, 3.0, n, dtype=jnp.float32)
-        got = as_array(slopes(xs), f"slopes of {{n}} points")
-        if got.shape != (n,):
-            raise Wrong(f"for {{n}} points you return shape {{got.shape}}: one slope per point")
-        if not close(got, 3 * np.asarray(xs) ** 2 - 2, 1e-4):
-            raise Wrong(f"for {{n}} points the slopes are not cube's derivative at each point")
-    return "one slope per point, from one batched program"
-
-
-q2 = Task(LAB, 2, "Every point at once", _check_slopes, [
-    "jax.grad wants a function with one number out; jax.vmap runs a function over an axis.",
-    "Batch the function of task 1 over the points' axis.",
-], takes="slopes")
-
-
-def _check_count(prediction) -> str:
-    if not isinstance(prediction, (int, np.integer)) or isinstance(prediction, bool):
-        raise Wrong(f"the prediction should be a whole number, not {{type(prediction).__name__}}")
-    real = len(jax.make_jaxpr(jax.grad(cube))(1.0).eqns)
-    if prediction != real:
-        side = "too many" if prediction > real else "too few"
-        raise Wrong(f"{{prediction}} is {{side}}: print jax.make_jaxpr(jax.grad(cube))(1.0)")
-    return f"{{real}} equations: the forward pass and the backward pass, in one program"
-
-
-q3 = Task(LAB, 3, "Predict the gradient's size", _check_count, [
-    "The gradient's program holds cube's own equations and the backward ones.",
-    "Count cube's primitives, then what each one's backward rule needs.",
-])
-'''
-
-LAB_WRONG = '''"""Lab {ID}: wrong answers its checks must reject, each with what its
-rejection must say, and right answers written differently from the solution that they must
-accept (tests/test_labs.py runs both). Written by `workshop new lab` with its example tasks:
-replace them with your tasks' own."""
-from __future__ import annotations
-
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from workshop.labs import {id}
-from wrong_answers import W
-
-
-def _starter(*args, **kwargs):
-    raise NotImplementedError()
-
-
-_real = len(jax.make_jaxpr(jax.grad({id}.cube))(1.0).eqns)
-_slopes = jax.vmap(jax.grad({id}.cube))
-NOT_SLOPE, NOT_SLOPES = "not the derivative of cube", "not cube's derivative"
-
-WRONG = {{
-    "q1": [W(_starter, "not done yet"),
-           W({id}.cube, NOT_SLOPE),
-           W(lambda x: 3 * x ** 2, NOT_SLOPE),                      # half-done: no -2
-           W(jax.grad(lambda x: x ** 3), NOT_SLOPE),                # another function
-           W(lambda x: ({id}.cube(x + 0.1) - {id}.cube(x)) / 0.1, NOT_SLOPE),   # a step size
-           W(lambda x: abs(jax.grad({id}.cube)(x)), NOT_SLOPE),     # wrong where it is < 0
-           W(lambda x: jnp.reshape(jax.grad({id}.cube)(x), (1,)), "should be one number"),
-           W(lambda x: None, "is None"),                            # forgets to return
-           W(lambda x: "10", "not an array of numbers"),
-           W("jax.grad(cube)", "pass your function itself")],      # not a function
-    "q2": [W(_starter, "not done yet"),
-           W(jax.grad({id}.cube), "TypeError"),                     # grad of a vector output
-           W(jax.vmap({id}.cube), NOT_SLOPES),
-           W(lambda xs: 3 * xs ** 2, NOT_SLOPES),
-           W(lambda xs: _slopes(xs).astype(jnp.int32), NOT_SLOPES),
-           W(lambda xs: _slopes(xs)[::-1], NOT_SLOPES),             # right for one point only
-           W(lambda xs: jnp.sum(_slopes(xs)), "one slope per point"),
-           W(lambda xs: _slopes(xs)[:-1], "one slope per point"),   # misses the boundary
-           W(lambda xs: _slopes(xs)[None], "one slope per point"),
-           W(lambda xs: None, "is None")],
-    "q3": [W(None, "not NoneType"), W(_real - 1, "too few"), W(0, "too few"),
-           W(_real + 1, "too many"), W(2 * _real, "too many"), W(float(_real), "not float"),
-           W(str(_real), "not str"), W(True, "not bool"), W([_real], "not list"),
-           W(np.float64(_real), "not float64")],
-}}
-
-RIGHT = {{
-    "q1": [lambda x: jax.jvp({id}.cube, (x,), (1.0,))[1],
-           lambda x: jax.vjp({id}.cube, x)[1](1.0)[0]],
-    "q2": [jax.grad(lambda xs: jnp.sum({id}.cube(xs))),
-           lambda xs: jax.jvp(jax.vmap({id}.cube), (xs,), (jnp.ones_like(xs),))[1]],
-    "q3": [_real, jnp.int32(_real).item()],
-}}
-'''
 
 
 def lab(lab_id: str, title: str, deck: str, minutes: int = 30):
@@ -308,9 +188,9 @@ def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
     mod = lab_id.lower()
     files = {paths.SOLUTIONS / f"{name}.ipynb": nbs.normalised(lab(lab_id, title, deck, minutes)),
              paths.ROOT / "workshop" / "labs" / f"{mod}.py":
-                 LAB_CHECKS.format(ID=lab_id, title=title, name=name),
-             paths.ROOT / "tests" / "wrong_answers" / f"{mod}.py": LAB_WRONG.format(ID=lab_id,
-                                                                                    id=mod)}
+                 template("lab_checks.py", LAB_ID=lab_id, LAB_TITLE=title, LAB_NAME=name),
+             paths.ROOT / "tests" / "wrong_answers" / f"{mod}.py":
+                 template("lab_wrong_answers.py", LAB_ID=lab_id, mylab=mod)}
     taken = [paths.short(p) for p in files if p.exists()]
     if taken:
         raise errors.KitError(f"new lab: {', '.join(taken)} exists (nothing written)")

@@ -172,7 +172,7 @@ def _without_added_cells(nb, ran: _Ran, preamble: bool, name: str,
         if i in errors:   # section_result finds it by the section's title
             result.setup_failures.insert(0, (cell.metadata[INJECTED],
                                              errors.pop(i).split("\n")[0][:300]))
-    before = lambda i: sum(k < i for k in injected)   # noqa: E731
+    before = lambda i: sum(k < i for k in injected)
     return {i - before(i): e for i, e in errors.items()}, last - before(last)
 
 

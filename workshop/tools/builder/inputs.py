@@ -19,6 +19,8 @@ PACKAGE = paths.ROOT / "workshop"
 # they import); a notebook depends besides on the kit modules its own cells import
 PRINTING = [PACKAGE / "tools" / "builder" / f
             for f in ("render.py", "handouts.py", "printer.py", "pdfinfo.py")]
+# and the scripts the printer runs in each page (they scale and measure what is printed)
+PAGE_SCRIPTS = [paths.PAGE_SCRIPTS / f for f in ("fit_slides.js", "overflow.js")]
 
 
 def _module_file(name: str) -> Path | None:
@@ -89,7 +91,8 @@ def inputs_hash(*notebooks: Path) -> str:
 def _digest(sources: list[Source]) -> str:
     h = hashlib.sha256()
     files = [(s.path, s.raw) for s in sources] + [
-        (f, f.read_bytes()) for f in [paths.LOCK] + package_files(*(s.nb for s in sources))]
+        (f, f.read_bytes())
+        for f in [paths.LOCK] + package_files(*(s.nb for s in sources)) + PAGE_SCRIPTS]
     for p, data in files:
         h.update(Path(paths.short(p)).as_posix().encode() + b"\0")
         h.update(data + b"\0")

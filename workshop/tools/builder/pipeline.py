@@ -86,8 +86,8 @@ class Build:
 
     def check_environment(self) -> bool:
         """The running environment is the lock's (else say how to fix it, and stop)."""
-        from .. import env
-        bad = env.mismatches()
+        from .. import lockfile
+        bad = lockfile.mismatches()
         if bad:
             print("build: the running environment does not match environment/requirements.lock:")
             print("\n".join(f"  {b}" for b in bad[:10]))

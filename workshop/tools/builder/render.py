@@ -160,61 +160,10 @@ pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: 
 .credit { font-size: 8pt; color: #555; margin: 0 0 3mm; }
 """
 
-# Scale a slide's content down to fit its page: a long output is shrunk, never cut. What was
-# shrunk is returned for the build report only: nothing on the page says so.
-FIT_JS = """
-() => {
-  const notes = [];
-  document.querySelectorAll('.slide').forEach((s, i) => {
-    const inner = s.querySelector('.inner');
-    const h = inner.scrollHeight, w = inner.scrollWidth;
-    const k = Math.min(1, 650 / h, 1184 / w);   // 24 px top, 46 px for the footer
-    if (k < 1) {
-      // zoom, not transform: Chromium lays a zoomed box out the same way on screen and in
-      // print (a transformed one came out taller in the PDF and was clipped)
-      inner.style.zoom = k;
-      inner.style.width = `${1184 / k}px`;
-      notes.push([i + 1, k]);
-    }
-  });
-  return notes;
-}
-"""
-
-
-# Anything that would run off its page, after FIT_JS: a slide's element outside its slide, or
-# an A4 page's content wider than the printable width.
-OVERFLOW_JS = """
-(kind) => {
-  const bad = [];
-  if (kind === 'slides') {
-    // an element inside a box that clips it (a file map's row ends in …) is cut on purpose:
-    // the clipping box is measured itself
-    const clipped = (el, s) => { for (let a = el.parentElement; a && a !== s; a = a.parentElement) {
-      const st = getComputedStyle(a);
-      if (st.overflowX !== 'visible' || st.overflowY !== 'visible') return true; } return false; };
-    document.querySelectorAll('.slide').forEach((s, i) => {
-      const box = s.getBoundingClientRect();
-      s.querySelectorAll('.inner *').forEach(el => {
-        if (clipped(el, s)) return;
-        const r = el.getBoundingClientRect();
-        if (r.width && (r.right > box.right + 1 || r.bottom > box.bottom + 1 ||
-                        r.left < box.left - 1 || r.top < box.top - 1))
-          bad.push(`slide ${i + 1}: ${el.tagName} “${el.textContent.trim().slice(0, 40)}”`);
-      });
-    });
-  } else if (document.documentElement.scrollWidth > window.innerWidth + 1) {
-    document.querySelectorAll('body *').forEach(el => {
-      const wide = el.getBoundingClientRect().right > window.innerWidth + 1
-                   || el.scrollWidth > el.clientWidth + 1;
-      if (wide && el.clientWidth && bad.length < 5)
-        bad.push(`${el.tagName} “${el.textContent.trim().slice(0, 40)}”`);
-    });
-    if (!bad.length) bad.push(`content ${document.documentElement.scrollWidth}px wide`);
-  }
-  return bad;
-}
-"""
+# run by the printer in each page: the slides scaled to fit (what was shrunk, for the report),
+# then anything that would still run off its page
+FIT_JS = paths.page_script("fit_slides.js")
+OVERFLOW_JS = paths.page_script("overflow.js")
 A4_CONTENT_PX = 672   # 210 mm less 2 × 16 mm margins, at 96 px per inch
 
 

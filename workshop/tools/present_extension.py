@@ -1,4 +1,6 @@
-"""A server extension `present` loads: RISE's notes window (T) shows each slide's notes once,
+"""The Jupyter server extension `present` loads. It puts the kit's page script
+(page_scripts/rise_page.js) into jupyterlab-rise's page, serves the rehearsal log and stops
+the server with `present`. The script: RISE's notes window (T) shows each slide's notes once,
 rendered.
 
 jupyterlab-rise puts each notes cell's whole widget in the slide's `<aside class="notes">`, its
@@ -32,105 +34,15 @@ import time
 from pathlib import Path
 
 RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
-SCRIPT = """<script>/* workshop: the notes window shows each slide's rendered notes, once; pacing */
-(function () {
-  var queued = false;
-  // PLAN: {total: s, timing: [s per slide], lines: [plan line per slide]} or null
-  var PLAN = %s, REHEARSE = %s, configured = false, lastSent = null;
-  var receiver = /receiver/i.test(window.location.search);
-  function leaves() {
-    return Array.prototype.slice.call(
-      document.querySelectorAll('.reveal .slides section:not(.stack)'));
-  }
-  function mark() {
-    queued = false;
-    document.querySelectorAll('.reveal aside.notes').forEach(function (a) {
-      if (a.querySelector(':scope > style.workshop-notes')) return;
-      var s = document.createElement('style');
-      s.className = 'workshop-notes';
-      s.textContent = '%s';
-      a.appendChild(s);
-    });
-    pace();
-  }
-  // reveal's own pacing: each slide's planned seconds as its data-timing, totalTime through
-  // Reveal's postMessage API (configure is not on its blacklist); a plan line atop the notes
-  function pace() {
-    if (!PLAN) return;
-    var slides = leaves();
-    if (!slides.length) return;
-    slides.forEach(function (sec, i) {
-      var t = PLAN.timing[i];
-      if (t !== undefined && sec.getAttribute('data-timing') !== String(t))
-        sec.setAttribute('data-timing', String(t));
-      // the line sits in the slide's first notes aside, and says this slide's plan (RISE
-      // may build or move asides after the first pass: checked on every change)
-      var a = sec.querySelector('aside.notes'), line = PLAN.lines[i];
-      sec.querySelectorAll('.workshop-plan').forEach(function (p) {
-        if (p.parentNode !== a || p.textContent !== line) p.remove();
-      });
-      if (a && line && !a.querySelector(':scope > .workshop-plan')) {
-        var p = document.createElement('p');
-        p.className = 'workshop-plan';
-        p.style.cssText = 'font-size:0.8em;color:#555;margin:0 0 0.5em';
-        p.textContent = line;
-        a.insertBefore(p, a.firstChild);
-      }
-    });
-    if (!configured) configure();
-  }
-  function configure() {
-    if (!PLAN || receiver) return;
-    configured = true;
-    window.postMessage(JSON.stringify({method: 'configure',
-                                       args: [{totalTime: PLAN.total}]}), '*');
-  }
-  document.addEventListener('ready', configure);   // again once Reveal listens
-  new MutationObserver(function () {
-    if (!queued) { queued = true; requestAnimationFrame(mark); }
-  }).observe(document.documentElement, {childList: true, subtree: true});
-  // present --rehearse: each slide change goes to the server, which keeps the time
-  function sent() {
-    if (!REHEARSE || receiver) return;
-    var i = leaves().indexOf(
-      document.querySelector('.reveal .slides section.present:not(.stack)'));
-    if (i < 0 || i === lastSent) return;
-    lastSent = i;
-    var cfg = {};
-    try { cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent); }
-    catch (x) {}
-    fetch((cfg.baseUrl || '/') + 'workshop/rehearsal', {method: 'POST',
-      headers: {'Content-Type': 'application/json',
-                'Authorization': 'token ' + (cfg.token || '')},
-      body: JSON.stringify({path: cfg.notebookPath || '', slide: i + 1})});
-  }
-  if (REHEARSE && !receiver) {
-    document.addEventListener('slidechanged', function () { setTimeout(sent, 0); });
-    var first = setInterval(function () {   // the first slide: when Reveal has shown it
-      if (document.querySelector('.reveal .slides section.present:not(.stack)')) {
-        clearInterval(first); sent();
-      }
-    }, 250);
-  }
-  // The notes window's slide previews are RISE pages too; one that loads at the first slide
-  // asks this window, through the notes window, to go there (Reveal's setState): the
-  // audience was sent back to slide 1 when T was pressed. The slides window leads; the notes
-  // window follows it and never moves it.
-  if (!receiver) {
-    window.addEventListener('message', function (e) {
-      if (e.source === window || typeof e.data !== 'string') return;
-      var d;
-      try { d = JSON.parse(e.data); } catch (x) { return; }
-      if (d && d.method === 'setState') e.stopImmediatePropagation();
-    });
-  }
-})();
-</script>"""
+SCRIPT = Path(__file__).with_name("page_scripts") / "rise_page.js"
 
 
 def script(plan: dict | None, rehearse: bool) -> str:
+    """The page script for one RISE page, in its <script> element."""
     data = json.dumps(plan, ensure_ascii=False).replace("</", "<\\/")
-    return SCRIPT % (data, "true" if rehearse else "false", RULE)
+    js = (SCRIPT.read_text(encoding="utf-8").replace("__PLAN__", data, 1)
+          .replace("__REHEARSE__", "true" if rehearse else "false", 1).replace("__RULE__", RULE, 1))
+    return f"<script>{js}</script>"
 
 
 def page_plan_for(root: str | None, rel: str | None) -> dict | None:
@@ -147,7 +59,7 @@ def page_plan_for(root: str | None, rel: str | None) -> dict | None:
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "workshop.tools.speaker_notes"}]
+    return [{"module": "workshop.tools.present_extension"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

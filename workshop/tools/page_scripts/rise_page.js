@@ -1,0 +1,96 @@
+// Put into jupyterlab-rise's page by present_extension.py (read its docstring): the notes
+// window shows each slide's rendered notes once, follows the slides, and paces the talk.
+// The three placeholders below (names in double underscores) are filled in per page.
+/* workshop: the notes window shows each slide's rendered notes, once; pacing */
+(function () {
+  var queued = false;
+  // PLAN: {total: s, timing: [s per slide], lines: [plan line per slide]} or null
+  var PLAN = __PLAN__, REHEARSE = __REHEARSE__, configured = false, lastSent = null;
+  var receiver = /receiver/i.test(window.location.search);
+  function leaves() {
+    return Array.prototype.slice.call(
+      document.querySelectorAll('.reveal .slides section:not(.stack)'));
+  }
+  function mark() {
+    queued = false;
+    document.querySelectorAll('.reveal aside.notes').forEach(function (a) {
+      if (a.querySelector(':scope > style.workshop-notes')) return;
+      var s = document.createElement('style');
+      s.className = 'workshop-notes';
+      s.textContent = '__RULE__';
+      a.appendChild(s);
+    });
+    pace();
+  }
+  // reveal's own pacing: each slide's planned seconds as its data-timing, totalTime through
+  // Reveal's postMessage API (configure is not on its blacklist); a plan line atop the notes
+  function pace() {
+    if (!PLAN) return;
+    var slides = leaves();
+    if (!slides.length) return;
+    slides.forEach(function (sec, i) {
+      var t = PLAN.timing[i];
+      if (t !== undefined && sec.getAttribute('data-timing') !== String(t))
+        sec.setAttribute('data-timing', String(t));
+      // the line sits in the slide's first notes aside, and says this slide's plan (RISE
+      // may build or move asides after the first pass: checked on every change)
+      var a = sec.querySelector('aside.notes'), line = PLAN.lines[i];
+      sec.querySelectorAll('.workshop-plan').forEach(function (p) {
+        if (p.parentNode !== a || p.textContent !== line) p.remove();
+      });
+      if (a && line && !a.querySelector(':scope > .workshop-plan')) {
+        var p = document.createElement('p');
+        p.className = 'workshop-plan';
+        p.style.cssText = 'font-size:0.8em;color:#555;margin:0 0 0.5em';
+        p.textContent = line;
+        a.insertBefore(p, a.firstChild);
+      }
+    });
+    if (!configured) configure();
+  }
+  function configure() {
+    if (!PLAN || receiver) return;
+    configured = true;
+    window.postMessage(JSON.stringify({method: 'configure',
+                                       args: [{totalTime: PLAN.total}]}), '*');
+  }
+  document.addEventListener('ready', configure);   // again once Reveal listens
+  new MutationObserver(function () {
+    if (!queued) { queued = true; requestAnimationFrame(mark); }
+  }).observe(document.documentElement, {childList: true, subtree: true});
+  // present --rehearse: each slide change goes to the server, which keeps the time
+  function sent() {
+    if (!REHEARSE || receiver) return;
+    var i = leaves().indexOf(
+      document.querySelector('.reveal .slides section.present:not(.stack)'));
+    if (i < 0 || i === lastSent) return;
+    lastSent = i;
+    var cfg = {};
+    try { cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent); }
+    catch (x) {}
+    fetch((cfg.baseUrl || '/') + 'workshop/rehearsal', {method: 'POST',
+      headers: {'Content-Type': 'application/json',
+                'Authorization': 'token ' + (cfg.token || '')},
+      body: JSON.stringify({path: cfg.notebookPath || '', slide: i + 1})});
+  }
+  if (REHEARSE && !receiver) {
+    document.addEventListener('slidechanged', function () { setTimeout(sent, 0); });
+    var first = setInterval(function () {   // the first slide: when Reveal has shown it
+      if (document.querySelector('.reveal .slides section.present:not(.stack)')) {
+        clearInterval(first); sent();
+      }
+    }, 250);
+  }
+  // The notes window's slide previews are RISE pages too; one that loads at the first slide
+  // asks this window, through the notes window, to go there (Reveal's setState): the
+  // audience was sent back to slide 1 when T was pressed. The slides window leads; the notes
+  // window follows it and never moves it.
+  if (!receiver) {
+    window.addEventListener('message', function (e) {
+      if (e.source === window || typeof e.data !== 'string') return;
+      var d;
+      try { d = JSON.parse(e.data); } catch (x) { return; }
+      if (d && d.method === 'setState') e.stopImmediatePropagation();
+    });
+  }
+})();
