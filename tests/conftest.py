@@ -32,8 +32,8 @@ def pytest_configure(config):
     if not _is_worker(config):
         # An environment that is not the lock (a jaxlib of another version makes `import jax`
         # refuse), or XLA_FLAGS that abort XLA, would end every test the same way: one line
-        from workshop.devices import xla_flags_problem
         from workshop.tools import lockfile
+        from workshop.tools.xla_flags import xla_flags_problem
         bad = lockfile.mismatches()
         if bad:
             pytest.exit(f"tests: the environment is not the lock ({'; '.join(bad[:3])}"

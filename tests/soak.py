@@ -61,7 +61,8 @@ from test_present import (  # noqa: E402
     stop_present,
 )
 
-from workshop.tools import browser, errors, paths, talk  # noqa: E402  # noqa: E402
+from workshop.config import CELL_TIMEOUT  # noqa: E402
+from workshop.tools import browser, errors, paths, talk  # noqa: E402
 from workshop.tools import notebooks as nbs  # noqa: E402
 from workshop.tools.present import LOGS, call, free_port  # noqa: E402
 
@@ -81,7 +82,7 @@ MB = 1024 * 1024
 # A page, a renderer or a server kept per deck is 100-300 MB each (a RISE page is a whole
 # JupyterLab), so growth beyond GROWTH_MB from the first deck's sample to the last is a leak.
 GROWTH_MB = 150
-CELL_TIMEOUT_MS = 120_000              # the build's own cell timeout (execute.CELL_TIMEOUT)
+CELL_TIMEOUT_MS = CELL_TIMEOUT * 1000   # the build's own cell timeout
 NUMBER = ".reveal .slide-number"
 NOTES_VALUE = ".speaker-controls-notes .value"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workshop.config import CODE_COLUMNS, CODE_LINES
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths, talk
 
@@ -113,8 +114,10 @@ def test_sections_and_slide_sized_cells(deck):
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and nbs.slide_type(cell) != "skip":
             lines = cell.source.split("\n")
-            assert len(lines) <= 12, f"cell {i}: {len(lines)} lines (a slide holds 12)"
-            assert max(map(len, lines)) <= 80, f"cell {i}: wider than 80 columns"
+            assert len(lines) <= CODE_LINES, (
+                f"cell {i}: {len(lines)} lines (a slide holds {CODE_LINES})")
+            assert max(map(len, lines)) <= CODE_COLUMNS, (
+                f"cell {i}: wider than {CODE_COLUMNS} columns")
         if cell.cell_type == "markdown":
             assert "$" not in cell.source, f"cell {i}: math in Unicode, not TeX"
 

@@ -24,11 +24,12 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .config import FILE_MAP_ROWS
 from .expect import ClaimFailed
 
 MARK = "#fff3b0"
 READ = "#7a4b00"
-ROWS = 32   # rows of a map on one 1280×720 slide: two columns of 16 at 20 px
+ROWS = FILE_MAP_ROWS
 
 
 @dataclass

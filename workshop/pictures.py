@@ -19,14 +19,32 @@ from . import svg
 from .artefacts import hlo_entry, stablehlo_ops  # deck 01 imports hlo_entry from here
 from .artefacts import printer_names as printer_names  # readers that lived here stay
 from .artefacts import replica_groups as replica_groups  # importable here (the tests)
+from .config import MIN_PX as MIN_PX  # the style's sizes: dataflow and diagrams draw
+from .config import SLIDE_W  # with them (workshop/config.py says why each)
 
 INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
 UNKNOWN_FILL = "#fdebd9"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
-SLIDE_W = 1184    # the widest a picture is shown on a 1280×720 slide
-MIN_PX = 18       # the smallest text a picture draws, at that width
+
+
+# matplotlib's defaults, sized for a projector: at 120 dpi a point is 1.67 px, so every text of
+# a chart is 18 px or more where the slide shows the image at its own size (1280×720)
+CHART_RC = {"figure.dpi": 120, "font.size": 12, "axes.titlesize": 13, "axes.labelsize": 12,
+            "xtick.labelsize": 11, "ytick.labelsize": 11, "legend.fontsize": 11,
+            "lines.linewidth": 2.5, "axes.grid": True, "grid.alpha": 0.3,
+            "axes.spines.top": False, "axes.spines.right": False}
+
+
+def projector_charts() -> None:
+    """Charts drawn after the setup cell read from the back of the room (matplotlib only; the
+    kit declares it, but a kernel without it just skips this)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    matplotlib.rcParams.update(CHART_RC)
 
 
 @dataclass

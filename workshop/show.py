@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .artefacts import hlo_text
-
-WIDTH = 96        # columns of a slide's output at 20 px (1280×720, DejaVu Sans Mono: 12 px each)
-MAX_LINES = 14    # lines of an artefact on one slide
+from .config import MAX_LINES, WIDTH  # what a slide holds
 
 MARK_BG = "#fff3b0"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -5,9 +5,10 @@ import functools
 import re
 import sys
 
-from ..devices import N_DEVICES, PINNED_JAX, xla_flags_problem
+from ..devices import N_DEVICES, PINNED_JAX
 from . import browser, lockfile
 from .kernel import run_code
+from .xla_flags import xla_flags_problem
 
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
        "nbconvert", "matplotlib", "rich"]

@@ -274,7 +274,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
                               "that present serves: copy the deck into decks/ (or "
                               "`python -m workshop "
                            "compose` a talk there)")
-    from ..devices import xla_flags_problem
+    from .xla_flags import xla_flags_problem
     nbs.check_inputs([path])      # what the build refuses (a cell that would show notes on the
     flags = xla_flags_problem()   # slide) is refused here too, and XLA_FLAGS that would kill
     if flags:                     # the kernel in the setup cell

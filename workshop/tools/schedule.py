@@ -18,18 +18,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..config import BREAK, DAYS, LUNCH, LUNCH_AT, LUNCH_WINDOW, SESSION
 from . import errors, paths
 from . import notebooks as nbs
 
 SOURCE = paths.ROOT / "docs" / "schedule.md"
 PDF = paths.ROOT / "handouts" / "schedule.pdf"
-DAYS = 2
 START = "09:00"
-SESSION = 120        # minutes of teaching before a break
-BREAK = 15
-LUNCH = 60
-LUNCH_AT = 12 * 60 + 30
-LUNCH_WINDOW = (11 * 60 + 30, 14 * 60)
 
 
 @dataclass

@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..config import (  # the estimate's rates, each with its reason
+    CODE_CELL_S,
+    EXPLAIN,
+    QUESTIONS,
+    SLIDE_S,
+    WORDS_PER_MINUTE,
+)
 from . import notebooks as nbs
-
-WORDS_PER_MINUTE = 130
-EXPLAIN = 1.2          # slides are explained, not read aloud
-CODE_CELL_S = 25       # run it, let the room read the output
-SLIDE_S = 5            # the move, the room settling on it
-QUESTIONS = 0.15
-TALK_CELL_BUDGET = 1.5   # seconds: no silent pause on stage (a benchmark, reported by the build)
 
 STAGE = "→"          # a notes paragraph for the presenter only starts with this
 PLAN_HEAD = "→ Plan:"  # the first line of the generated plan cell

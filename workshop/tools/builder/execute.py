@@ -12,17 +12,13 @@ from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 
+from ...config import CELL_TIMEOUT, OUTPUT_CAP, PARALLEL
 from .. import notebooks as nbs
 from .. import paths
 
-CELL_TIMEOUT = 120   # seconds; a cell that hangs fails the run instead of the build hanging
-# bytes of output one cell may make (text, pictures, a traceback): about 40 000 lines, where a
-# slide shows 30 and the biggest picture a deck makes is under 0.5 MB. A cell that makes more is
-# stopped (the kernel interrupted), keeps its first OUTPUT_CAP bytes and fails the run with
-# OUTPUT_TOO_BIG: a print of 50 MB kept the build busy for over 10 minutes
-OUTPUT_CAP = 4 * 2**20
+# a cell whose output passes OUTPUT_CAP is stopped (the kernel interrupted), keeps its first
+# OUTPUT_CAP bytes and fails the run with this error
 OUTPUT_TOO_BIG = "OutputTooBig"
-PARALLEL = 2         # the machines have 2 cores; more gives kernel start-up races (nbmake #129)
 
 
 @dataclass

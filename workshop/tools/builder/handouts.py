@@ -16,7 +16,6 @@ from .printer import Printer
 
 HANDOUTS = paths.ROOT / "handouts"
 COPIES = paths.BUILD / "copies"   # the handouts of any notebook that is not the kit's
-MIN_SCALE = 0.90                 # a slide printed smaller than this must be split
 
 
 @dataclass

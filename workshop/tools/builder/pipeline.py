@@ -97,8 +97,8 @@ class Build:
     def check_inputs(self) -> None:
         """Every notebook named, read once and fit to show; XLA_FLAGS the kernels can start
         with; a browser, when printing; the named labs' attendee copies current."""
-        from ...devices import xla_flags_problem
         from .. import browser
+        from ..xla_flags import xla_flags_problem
         for p in nbs.select(self.names):
             source = Source.read(p)
             nbs.check_input(p, source.nb)

@@ -4,11 +4,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from ...config import CELL_BUDGET, DECK_BUDGET, TALK_CELL_BUDGET
 from .. import paths
 from .execute import Result
-
-CELL_BUDGET = 2.0    # seconds, on the 2-core machine, unless the cell is tagged `slow`
-DECK_BUDGET = 30.0   # seconds for a whole deck
 
 
 def table(results: list[Result]) -> str:
@@ -88,7 +86,7 @@ def talk_time(decks: list) -> str:
 
 
 def slow_on_stage(results: list[Result], decks: list) -> list[str]:
-    """Talk-path cells (not the setup cell) over talk.TALK_CELL_BUDGET: a silent pause on
+    """Talk-path cells (not the setup cell) over TALK_CELL_BUDGET: a silent pause on
     stage. Times from this run, or from the deck's last executed copy when it was current."""
     from .. import notebooks as nbs
     from .. import talk
@@ -107,10 +105,10 @@ def slow_on_stage(results: list[Result], decks: list) -> list[str]:
         stop = talk.talk_stop(nb)
         for i, s in enumerate(times[:stop]):
             cell = nb.cells[i] if i < len(nb.cells) else None
-            if (cell is not None and s > talk.TALK_CELL_BUDGET and talk.is_visible_code(cell)
+            if (cell is not None and s > TALK_CELL_BUDGET and talk.is_visible_code(cell)
                     and "setup" not in nbs.tags(cell)):
                 out.append(f"{path.stem}: cell {i} “{nbs.title_at(nb, i)}” took {s:.2f} s "
-                           f"(on stage: {talk.TALK_CELL_BUDGET} s)")
+                           f"(on stage: {TALK_CELL_BUDGET} s)")
     return out
 
 

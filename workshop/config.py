@@ -1,0 +1,48 @@
+"""The kit's tunables, in one place, each with its reason. The runtime (decks, labs) and the
+tools both read them from here; each module that uses one imports it by name, so a test can
+still set it where it is used (monkeypatch.setattr(execute, "CELL_TIMEOUT", 2)).
+
+Change one and see what it moves: most are measured against a 1280×720 slide at 20 px type and
+the 2-core machine the tests and CI run on.
+"""
+
+# ---------------------------------------------------------------- what a slide holds
+SLIDE_W = 1184       # px: the widest a picture is shown on a 1280×720 slide (48 px margins)
+MIN_PX = 18          # px: the smallest text a picture draws at that width (the back row reads it)
+WIDTH = 96           # columns of a slide's output at 20 px (DejaVu Sans Mono: 12 px a column)
+MAX_LINES = 14       # lines of an artefact (jaxpr, HLO, source) shown on one slide
+CODE_LINES = 12      # lines of a slide's code cell (tests/test_structure.py): with its output
+CODE_COLUMNS = 80    # columns of a slide's code cell: 80 at 20 px leave room for the prompt
+FILE_MAP_ROWS = 32   # rows of a file map on one slide: two columns of 16 at 20 px
+
+# ---------------------------------------------------------------- an attendee's kernel
+N_DEVICES = 8        # fake CPU devices: the mesh of the sharding phase (2×4), on any laptop
+CHECK_TIME_LIMIT = 60.0   # s a lab check may take; its reference computations take a few
+
+# ---------------------------------------------------------------- the build
+CELL_TIMEOUT = 120   # s: a cell that hangs fails the run instead of the build hanging
+# bytes of output one cell may make (text, pictures, a traceback): about 40 000 lines, where a
+# slide shows 30 and the biggest picture a deck makes is under 0.5 MB. A cell that makes more is
+# stopped: a print of 50 MB kept the build busy for over 10 minutes
+OUTPUT_CAP = 4 * 2**20
+PARALLEL = 2         # notebooks at once: the machines have 2 cores; more gives kernel start-up
+                     # races (nbmake #129)
+CELL_BUDGET = 2.0    # s a cell may take on the 2-core machine, unless it is tagged `slow`
+DECK_BUDGET = 30.0   # s for a whole deck's run
+MIN_SCALE = 0.90     # a slide printed smaller than this (to fit its page) must be split
+
+# ---------------------------------------------------------------- the talk-time estimate
+WORDS_PER_MINUTE = 130   # a presenter's pace, notes read aloud
+EXPLAIN = 1.2            # slides are explained, not read aloud
+CODE_CELL_S = 25         # s for a code cell: run it, let the room read the output
+SLIDE_S = 5              # s for a slide change: the move, the room settling on it
+QUESTIONS = 0.15         # of the talk, for the room's questions
+TALK_CELL_BUDGET = 1.5   # s a talk-path cell may take: no silent pause on stage
+
+# ---------------------------------------------------------------- the schedule (minutes)
+DAYS = 2
+SESSION = 120        # teaching before a break
+BREAK = 15
+LUNCH = 60
+LUNCH_AT = 12 * 60 + 30
+LUNCH_WINDOW = (11 * 60 + 30, 14 * 60)   # lunch moves within it to fall between two decks
