@@ -122,12 +122,23 @@ def slideshow_problem(rel: str = DECK) -> str | None:
 def main() -> int:
     r = Report()
     print("JAX Core, From the Inside: doctor")
+    for check in (_python, _packages, _kernel, _rise, _browser):
+        check(r)
+    print("doctor: " + (f"something required is wrong ({r.wrong} above)" if r.failed
+                        else "all green"))
+    return 1 if r.failed else 0
+
+
+def _python(r: Report) -> None:
     v = sys.version_info
     if v[:2] in ((3, 12), (3, 13)):
         r.ok("Python", sys.version.split()[0])
     else:
         r.bad("Python", f"{v.major}.{v.minor} (JAX {PINNED_JAX} needs Python 3.12 or 3.13)",
               "install Python 3.12 or 3.13 and run scripts/setup --force")
+
+
+def _packages(r: Report) -> None:
     have, pins = lockfile.installed(), lockfile.pins()
     for name in KEY:
         got, want = have.get(name), pins.get(name)
@@ -141,20 +152,26 @@ def main() -> int:
               SETUP_FIX)
     else:
         r.ok("other locked packages", f"all {len(pins) - len(KEY)} as in the lock")
+
+
+def _kernel(r: Report) -> None:
     flags = xla_flags_problem()
     if flags:   # XLA would abort every kernel in its setup cell: say why, skip the kernel
         what, fix = flags.split(": unset ", 1)
         r.bad("XLA_FLAGS", what.removeprefix("XLA_FLAGS="), "unset " + fix)
+        return
+    try:
+        line = last_line(fresh_kernel_devices())
+    except Exception as e:
+        line = f"the kernel did not start ({type(e).__name__}: {str(e)[:160]})"
+    if f"{N_DEVICES} CPU devices" in line and "⚠" not in line:
+        r.ok("fresh kernel", line)
     else:
-        try:
-            line = last_line(fresh_kernel_devices())
-        except Exception as e:
-            line = f"the kernel did not start ({type(e).__name__}: {str(e)[:160]})"
-        if f"{N_DEVICES} CPU devices" in line and "⚠" not in line:
-            r.ok("fresh kernel", line)
-        else:
-            r.bad("fresh kernel", line or "no banner",
-                  f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
+        r.bad("fresh kernel", line or "no banner",
+              f"the kernel must run JAX {PINNED_JAX} from .venv: {SETUP_FIX}")
+
+
+def _rise(r: Report) -> None:
     labs, server = lab_extensions(), server_extensions()
     rise_lab = any("jupyterlab-rise" in ln and "enabled" in ln and "OK" in ln
                    for ln in labs.splitlines())
@@ -173,11 +190,11 @@ def main() -> int:
         r.bad("JupyterLab extensions", "marked incompatible: " + "; ".join(bad), SETUP_FIX)
     else:
         r.ok("JupyterLab extensions", "none marked incompatible")
+
+
+def _browser(r: Report) -> None:
     exe = browser.find()
     if exe:
         r.ok("browser for PDFs", exe)
     else:
         r.bad("browser for PDFs", "no Chromium or Chrome found", browser.INSTALL, required=False)
-    print("doctor: " + (f"something required is wrong ({r.wrong} above)" if r.failed
-                        else "all green"))
-    return 1 if r.failed else 0
