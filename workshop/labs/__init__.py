@@ -15,11 +15,15 @@ from .framework import (
     Wrong,
     all_eqns,
     as_array,
+    call_as,
     close,
+    first_line,
+    fits,
     guarded,
     raised_in_attendee_code,
     solution_code,
 )
 
 __all__ = ["CALLBACKS", "STUCK", "TIME_LIMIT", "KernelState", "Task", "Verdict", "Wrong",
-           "all_eqns", "as_array", "close", "guarded", "raised_in_attendee_code", "solution_code"]
+           "all_eqns", "as_array", "call_as", "close", "first_line", "fits", "guarded",
+           "raised_in_attendee_code", "solution_code"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import inspect
 import json
 import os
 import shutil
@@ -214,7 +215,7 @@ class Task:
         except Wrong as w:
             return Verdict(False, str(w), self._hints[0])
         except Exception as e:
-            first = (str(e).strip().split("\n") or [""])[0][:200]
+            first = first_line(e)
             if raised_in_attendee_code(e):   # the attendee's code crashed: say so
                 return Verdict(False, f"your code raised {type(e).__name__}: {first}",
                                self._hints[0])
@@ -298,6 +299,30 @@ def raised_in_attendee_code(e: BaseException) -> bool:
         tb = tb.tb_next
     cause = e.__cause__ or e.__context__
     return cause is not None and cause is not e and raised_in_attendee_code(cause)
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of what `e` says (200 characters at most), for a verdict."""
+    return (str(e).strip().split("\n") or [""])[0][:200]
+
+
+def fits(fn, call: str, *args) -> None:
+    """Wrong, in the attendee's terms, when fn takes other arguments than the check gives it
+    (rather than the TypeError of the call)."""
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        raise Wrong(f"your function takes {getattr(fn, '__name__', 'it')}"
+                    f"{inspect.signature(fn)}, but the check calls it as {call}: give it "
+                    "exactly those arguments") from None
+    except ValueError:          # no signature to read (a builtin): the call will say
+        pass
+
+
+def call_as(fn, call: str, *args):
+    """fn(*args), as the check calls the attendee's function (`call` says how, for Wrong)."""
+    fits(fn, call, *args)
+    return fn(*args)
 
 
 def solution_code(lab: str, number: int) -> str:

@@ -2,7 +2,6 @@
 The tasks are in exercises/J2-the-recompile-hunt.ipynb."""
 from __future__ import annotations
 
-import inspect
 import itertools
 from contextlib import contextmanager
 from functools import partial
@@ -12,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import KernelState, Task, Wrong, as_array
+from . import KernelState, Task, Wrong, as_array, call_as
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -85,23 +84,6 @@ def reference(w, b, batches, base_lr, dtype=np.float64):
         gw, gb = 2 * x.T @ r / len(x), 2 * r.mean()
         w, b = w - lr * (gw + wd * w), b - lr * gb
     return w, b, losses
-
-
-def _call(fn, call: str, *args):
-    """fn(*args), as the check calls the attendee's function; Wrong in their terms when fn
-    takes other arguments (rather than the TypeError of the call)."""
-    try:
-        inspect.signature(fn).bind(*args)
-    except TypeError:
-        raise Wrong(f"your function takes {_params(fn)}, but the check calls it as {call}: "
-                    "give it exactly those arguments") from None
-    except ValueError:          # no signature to read (a builtin): the call will say
-        pass
-    return fn(*args)
-
-
-def _params(fn) -> str:
-    return f"{getattr(fn, '__name__', 'it')}{inspect.signature(fn)}"
 
 
 def _left_for_everyone(what: str, state: KernelState) -> None:
@@ -179,7 +161,7 @@ def _check_counting(count_compiles) -> str:
     before, counted = _listeners(), 0
     for what, thunk, want in _cases():
         state = KernelState()
-        got = _call(count_compiles, "count_compiles(fn)", thunk)
+        got = call_as(count_compiles, "count_compiles(fn)", thunk)
         if _someone_elses not in monitoring._event_duration_secs_listeners:
             raise Wrong(f"after counting {what}, a listener your count_compiles did not "
                         "register is gone (clear_event_listeners removes everyone's): "
@@ -345,7 +327,7 @@ def _check_fixed(train) -> str:
         with compiles() as c, _jitted_results() as ran:
             state = KernelState()
             try:
-                out = _call(train, "train_fixed(w, b, batches, base_lr)",
+                out = call_as(train, "train_fixed(w, b, batches, base_lr)",
                             w0, b0, batches, base_lr)
             except BaseException:
                 state.restore()        # (the counter's own listener too): the error is told

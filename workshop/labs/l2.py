@@ -12,7 +12,7 @@ import numpy as np
 from jax._src import core
 from jax._src.interpreters import mlir
 
-from . import Task, Wrong, as_array, close, raised_in_attendee_code
+from . import Task, Wrong, as_array, close, first_line, raised_in_attendee_code
 
 LAB = "L2"
 
@@ -187,7 +187,7 @@ def _run_watched(my_eval, jaxpr, args):
 
 def _crashed(e: Exception, where: str) -> Wrong:
     """What the attendee's code raising `e` on the program `where` is, in their terms."""
-    first = (str(e).strip().split("\n") or [""])[0][:200]
+    first = first_line(e)
     key = e.args[0] if isinstance(e, KeyError) and e.args else None
     if isinstance(key, core.Var):
         return Wrong(f"on {where}: your code read a {key.aval.str_short()} variable that your "

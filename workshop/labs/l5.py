@@ -7,7 +7,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util as tu
 
-from . import CALLBACKS, Task, Wrong, all_eqns, as_array, close, raised_in_attendee_code
+from . import (
+    CALLBACKS,
+    Task,
+    Wrong,
+    all_eqns,
+    as_array,
+    close,
+    first_line,
+    raised_in_attendee_code,
+)
 
 LAB = "L5"
 
@@ -426,8 +435,8 @@ def _check_carry(mean_so_far) -> str:
         except Exception as e:
             if not raised_in_attendee_code(e):
                 raise
-            first = (str(e).strip().split("\n") or [""])[0][:200]
-            raise Wrong(f"for {text}, your code raised {type(e).__name__}: {first}") from None
+            raise Wrong(f"for {text}, your code raised {type(e).__name__}: {first_line(e)}"
+                        ) from None
         got_arr = as_array(got, f"for {text}, the result")
         if got_arr.shape != xs.shape:
             raise Wrong(f"for {text} the result has shape {got_arr.shape}, not {xs.shape}: one "
