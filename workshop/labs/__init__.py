@@ -1,9 +1,9 @@
 """Lab checks in the learntools style: each task has check(), hint() and solution().
 
-The framework is in framework.py, each lab's checks in its own module (j1.py, …, l5.py). Here:
-what the notebooks, the labs' checks and the tests use from the framework, re-exported; and
-TIME_LIMIT, the seconds a check may take, which every check reads here, so that
-`workshop.labs.TIME_LIMIT = …` changes it.
+The framework is in framework.py; each lab's checks are in its own module (j1.py, …, l5.py),
+a part of them in <id>_<part>.py. Here: what the notebooks, the labs' checks and the tests use
+from the framework, re-exported; and TIME_LIMIT, the seconds a check may take, which every
+check reads here, so that `workshop.labs.TIME_LIMIT = …` changes it.
 """
 from .framework import (
     CALLBACKS,
