@@ -8,7 +8,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core
 
 from . import Task, Wrong, as_array, close
 from .j3_reading import (
@@ -21,12 +20,12 @@ from .j3_reading import (
     _flops,
     _is_own_custom_vjp,
     _nbytes,
+    _plain_residuals,
     _prims,
     _remats,
     _residuals,
     _same,
     _temp,
-    _without_policies,
     _wraps_a_loop,
 )
 from .j3_timing import _WAITS_MS, _check_times, _time, _wait_name, _waits, _waits_inputs
@@ -271,11 +270,9 @@ _KINDS = ("none", "checkpoint", "policy")
 
 
 def _check_variants(variants) -> str:
-    if not isinstance(variants, dict) or set(variants) != set(_KINDS):
-        raise Wrong("pass a dict with exactly the keys 'none', 'checkpoint' and 'policy'")
-    for name, fn in variants.items():
-        if not callable(fn):
-            raise Wrong(f"variants[{name!r}] should be a function loss(params, x)")
+    """The three losses read in turn: their checkpoints and policies, what their backward
+    passes keep, their loss and gradient, then their temp memory."""
+    _three_losses(variants)
     params, x = _stack_inputs()
     jaxprs = {k: jax.make_jaxpr(variants[k])(params, x) for k in _KINDS}
     remats = {k: _remats(j) for k, j in jaxprs.items()}
@@ -284,40 +281,70 @@ def _check_variants(variants) -> str:
     for k in ("checkpoint", "policy"):
         if not remats[k]:
             raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?")
-    plain = {}       # what each variant's backward pass keeps with its policies removed
-    for k in ("checkpoint", "policy"):
-        stripped = _without_policies(jaxprs[k])
-        plain[k] = _residuals(
-            lambda p, x, j=stripped: core.jaxpr_as_fun(j)(*jax.tree.leaves((p, x)))[0],
-            params, x)
-    if any(e.params["policy"] is not None for e in remats["checkpoint"]):
-        kept = _residuals(variants["checkpoint"], params, x)
-        if kept != plain["checkpoint"]:     # nothing_saveable is no policy under a name
-            raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
-                        f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
-                        f"without it {len(plain['checkpoint'])}, "
-                        f"{_mib(_nbytes(plain['checkpoint']))})")
-    without = [e for e in remats["policy"] if e.params["policy"] is None]
-    if len(without) == len(remats["policy"]):
-        raise Wrong("'policy' has a checkpoint but no policy")
-    if without:
-        raise Wrong(f"'policy': {len(without)} of its {len(remats['policy'])} checkpoints "
-                    "have no policy: put the policy on every block's checkpoint")
-    for e in remats["policy"]:
-        policy = e.params["policy"]
-        if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
-            raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
-                        "function of your own: the task asks for one from "
-                        "jax.checkpoint_policies")
+    # what each variant's backward pass keeps with its policies removed
+    plain = {k: _plain_residuals(jaxprs[k], params, x) for k in ("checkpoint", "policy")}
+    _checkpoint_has_no_policy(variants["checkpoint"], remats["checkpoint"],
+                              plain["checkpoint"], params, x)
+    _a_policy_of_jax_on_each(remats["policy"])
     for k in ("checkpoint", "policy"):
         if any(_wraps_a_loop(e) for e in remats[k]):
             raise Wrong(f"{k!r}: the checkpoint wraps the whole loop, not each block: put "
                         "jax.checkpoint on the scan body (around the whole loss it keeps "
                         "everything the loop needs, as if there were no checkpoint)")
     kept = _residuals(variants["policy"], params, x)
-    plain = plain["policy"]
+    _policy_changes_something(kept, plain["policy"], remats["policy"])
+    for k in ("checkpoint", "policy"):
+        out, total = _count_dots(jaxprs[k])
+        if out:
+            raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
+                        "checkpoint: checkpoint each whole block, the scan body")
+    mem = _same_loss_and_gradient(variants, params, x)
+    mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
+    _memory_in_order(mem, mb)
+    return (f"same loss and gradient, each block checkpointed; temp memory none > policy > "
+            f"checkpoint ({mb}); your policy keeps {_mib(_nbytes(kept))} of residuals where "
+            f"plain checkpoint keeps {_mib(_nbytes(plain['policy']))}. Task 4 puts a price on it")
+
+
+def _three_losses(variants) -> None:
+    """Wrong unless variants is a dict of the three losses by name, each a function."""
+    if not isinstance(variants, dict) or set(variants) != set(_KINDS):
+        raise Wrong("pass a dict with exactly the keys 'none', 'checkpoint' and 'policy'")
+    for name, fn in variants.items():
+        if not callable(fn):
+            raise Wrong(f"variants[{name!r}] should be a function loss(params, x)")
+
+
+def _checkpoint_has_no_policy(loss, remats, plain, params, x) -> None:
+    """Wrong if 'checkpoint' has a policy that keeps more than its inputs."""
+    if any(e.params["policy"] is not None for e in remats):
+        kept = _residuals(loss, params, x)
+        if kept != plain:     # nothing_saveable is no policy under a name
+            raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
+                        f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
+                        f"without it {len(plain)}, {_mib(_nbytes(plain))})")
+
+
+def _a_policy_of_jax_on_each(remats) -> None:
+    """Wrong unless every checkpoint of 'policy' has a policy, one of jax's own."""
+    without = [e for e in remats if e.params["policy"] is None]
+    if len(without) == len(remats):
+        raise Wrong("'policy' has a checkpoint but no policy")
+    if without:
+        raise Wrong(f"'policy': {len(without)} of its {len(remats)} checkpoints "
+                    "have no policy: put the policy on every block's checkpoint")
+    for e in remats:
+        policy = e.params["policy"]
+        if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
+            raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
+                        "function of your own: the task asks for one from "
+                        "jax.checkpoint_policies")
+
+
+def _policy_changes_something(kept, plain, remats) -> None:
+    """Wrong if 'policy' keeps what it would keep with no policy (nothing_saveable)."""
     if kept == plain:
-        inside = sum(_count_dots(e.params["jaxpr"])[1] for e in remats["policy"]
+        inside = sum(_count_dots(e.params["jaxpr"])[1] for e in remats
                      if e.params["policy"] is not None)
         why = (" The part it checkpoints has no matrix product, so a policy that keeps "
                "the results of matrix products has nothing to keep there." if not inside
@@ -326,11 +353,11 @@ def _check_variants(variants) -> str:
                     f"backward pass keeps the same arrays ({len(kept)}, "
                     f"{_mib(_nbytes(kept))}): the policy changes nothing and plans the same "
                     f"bytes as nothing_saveable.{why}")
-    for k in ("checkpoint", "policy"):
-        out, total = _count_dots(jaxprs[k])
-        if out:
-            raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
-                        "checkpoint: checkpoint each whole block, the scan body")
+
+
+def _same_loss_and_gradient(variants, params, x) -> dict:
+    """The temp memory of each variant's gradient, once its loss and gradient are plain
+    autodiff's (else Wrong)."""
     want, want_g, _ = _value_grad_temp(_REF["none"], params, x)
     mem = {}
     for name in _KINDS:
@@ -341,7 +368,11 @@ def _check_variants(variants) -> str:
         if not all(close(a, b, tol=1e-4) for a, b in zip(jax.tree.leaves(g),
                                                         jax.tree.leaves(want_g))):
             raise Wrong(f"{name!r}: the gradient differs from plain autodiff's")
-    mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
+    return mem
+
+
+def _memory_in_order(mem: dict, mb: str) -> None:
+    """Wrong unless temp memory goes none > policy > checkpoint."""
     if not mem["checkpoint"] < mem["none"]:
         raise Wrong(f"temp memory of the gradient: {mb}. 'checkpoint' saves nothing: does "
                     "it wrap each block, inside the scan?")
@@ -351,9 +382,6 @@ def _check_variants(variants) -> str:
     if not mem["checkpoint"] < mem["policy"]:
         raise Wrong(f"temp memory: {mb}. Your policy keeps no more than plain checkpoint: "
                     "pick one that keeps some residuals")
-    return (f"same loss and gradient, each block checkpointed; temp memory none > policy > "
-            f"checkpoint ({mb}); your policy keeps {_mib(_nbytes(kept))} of residuals where "
-            f"plain checkpoint keeps {_mib(_nbytes(plain))}. Task 4 puts a price on it")
 
 
 q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [

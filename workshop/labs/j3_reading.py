@@ -166,6 +166,14 @@ def _residuals(fn, *args) -> list[tuple]:
     return sorted((tuple(a.shape), str(a.dtype)) for a, _ in saved_residuals(fn, *args))
 
 
+def _plain_residuals(jaxpr, params, x) -> list[tuple]:
+    """What the backward pass of a loss's jaxpr keeps with its checkpoints' policies removed."""
+    stripped = _without_policies(jaxpr)
+    return _residuals(
+        lambda p, x, j=stripped: core.jaxpr_as_fun(j)(*jax.tree.leaves((p, x)))[0],
+        params, x)
+
+
 def _nbytes(residuals) -> int:
     return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in residuals)
 
