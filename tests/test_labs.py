@@ -75,10 +75,14 @@ def _tasks(module):
 
 def test_every_lab_source_has_its_checks_module_and_wrong_answers():
     # each lab source names its checks module and wrong answers by its id; no module is orphaned
+    # (beside the lab modules: the framework, and a lab's parts, named <id>_<part>.py)
     ids = {p.stem.split("-")[0].lower() for p in nbs.lab_sources()}
-    modules = {p.stem for p in (paths.ROOT / "workshop" / "labs").glob("*.py")} - {"__init__"}
+    files = {p.stem for p in (paths.ROOT / "workshop" / "labs").glob("*.py")} - {
+        "__init__", "framework"}
+    modules = {f for f in files if "_" not in f}
+    parts = {f.split("_")[0] for f in files - modules}
     wrong = {p.stem for p in (paths.ROOT / "tests" / "wrong_answers").glob("*.py")} - {"__init__"}
-    assert len(ids) >= 6 and ids == modules == wrong, (ids, modules, wrong)
+    assert len(ids) >= 6 and ids == modules == wrong and parts <= ids, (ids, modules, wrong, parts)
 
 
 def _answer_id(v) -> str:

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CALLBACKS, Task, Wrong, all_eqns, as_array
+from . import CALLBACKS, Task, Wrong, all_eqns, as_array, first_line
 
 LAB = "J1"
 
@@ -217,8 +217,7 @@ def _check_traceable(fn) -> str:
             got = jitted(x, t)
         except (jax.errors.ConcretizationTypeError,
                 jax.errors.TracerBoolConversionError) as e:
-            first = str(e).strip().split("\n")[0][:200]
-            raise Wrong(f"jit still refuses it ({type(e).__name__}: {first}): some Python "
+            raise Wrong(f"jit still refuses it ({type(e).__name__}: {first_line(e)}): some Python "
                         "decision depends on a traced value") from None
         except Exception as e:
             if jax.config.jax_enable_x64 == x64:

@@ -2,7 +2,6 @@
 The tasks are in exercises/J2-the-recompile-hunt.ipynb."""
 from __future__ import annotations
 
-import inspect
 import itertools
 from contextlib import contextmanager
 from functools import partial
@@ -12,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import KernelState, Task, Wrong, as_array
+from . import KernelState, Task, Wrong, as_array, call_as
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -85,23 +84,6 @@ def reference(w, b, batches, base_lr, dtype=np.float64):
         gw, gb = 2 * x.T @ r / len(x), 2 * r.mean()
         w, b = w - lr * (gw + wd * w), b - lr * gb
     return w, b, losses
-
-
-def _call(fn, call: str, *args):
-    """fn(*args), as the check calls the attendee's function; Wrong in their terms when fn
-    takes other arguments (rather than the TypeError of the call)."""
-    try:
-        inspect.signature(fn).bind(*args)
-    except TypeError:
-        raise Wrong(f"your function takes {_params(fn)}, but the check calls it as {call}: "
-                    "give it exactly those arguments") from None
-    except ValueError:          # no signature to read (a builtin): the call will say
-        pass
-    return fn(*args)
-
-
-def _params(fn) -> str:
-    return f"{getattr(fn, '__name__', 'it')}{inspect.signature(fn)}"
 
 
 def _left_for_everyone(what: str, state: KernelState) -> None:
@@ -179,7 +161,7 @@ def _check_counting(count_compiles) -> str:
     before, counted = _listeners(), 0
     for what, thunk, want in _cases():
         state = KernelState()
-        got = _call(count_compiles, "count_compiles(fn)", thunk)
+        got = call_as(count_compiles, "count_compiles(fn)", thunk)
         if _someone_elses not in monitoring._event_duration_secs_listeners:
             raise Wrong(f"after counting {what}, a listener your count_compiles did not "
                         "register is gone (clear_event_listeners removes everyone's): "
@@ -342,57 +324,76 @@ def _check_fixed(train) -> str:
         # weights that do not start at zero: weight decay moves them from the first step
         w0 = jax.device_put(rng.normal(size=dim).astype(np.float32))
         b0 = jax.device_put(np.float32(rng.normal()))
-        with compiles() as c, _jitted_results() as ran:
-            state = KernelState()
-            try:
-                out = _call(train, "train_fixed(w, b, batches, base_lr)",
-                            w0, b0, batches, base_lr)
-            except BaseException:
-                state.restore()        # (the counter's own listener too): the error is told
-                raise
-            _left_for_everyone("your train_fixed", state)
-        if not (isinstance(out, tuple) and len(out) == 3):
-            raise Wrong("return (w, b, losses), as train_buggy does")
-        w, b, losses = out
-        rw, rb, rlosses = reference(w0, b0, batches, base_lr)
-        try:
-            losses = [float(v) for v in losses]
-        except (TypeError, ValueError):
-            raise Wrong("losses should be a list of one number per batch") from None
-        if len(losses) != len(batches):
-            raise Wrong(f"losses should have one value per batch ({len(batches)}), "
-                        f"it has {len(losses)}")
-        # float32 against float64 differs by about 1e-7 (more where a residual is a small
-        # difference of big terms: float32's own rounding, measured, sets the margin); weight
-        # decay on a wrong step, or off, moves the numbers by about 1e-5 or more
-        rounding = np.abs(np.subtract(reference(w0, b0, batches, base_lr, np.float32)[2],
-                                      rlosses))
-        for i, (got, want) in enumerate(zip(losses, rlosses)):
-            if not abs(got - want) <= 3e-6 * abs(want) + 1e-7 + 8 * rounding[i]:
-                raise Wrong(f"the loss of step {i} (a batch of {len(batches[i][0])} rows) is "
-                            f"{got:.7f}; train_buggy's is {want:.7f}: a fix must not change "
-                            "the numbers")
-        w = as_array(w, "the w your loop returns")
-        b = as_array(b, "the b your loop returns")
-        if w.shape != rw.shape or not np.allclose(w, rw, rtol=1e-5, atol=1e-6):
-            raise Wrong("the trained weights w differ from train_buggy's")
-        if b.shape != () or not np.allclose(b, rb, rtol=1e-5, atol=1e-7):
-            raise Wrong("the trained bias b differs from train_buggy's")
-        names = ", ".join(sorted(set(c.names)))
-        if run == 0 and c.count == 0:
-            raise Wrong("the right numbers, but nothing compiled on fresh shapes: the step "
-                        "should run as one jitted function (fixed_step), not in NumPy")
-        if run == 0 and c.count > 1:
-            raise Wrong(f"on fresh shapes, your loop compiled {c.count} times ({names}); "
-                        "after the warm-up it should never compile again, so once in all")
-        if run == 1 and c.count:
-            raise Wrong(f"run again on new batches and a new base learning rate, it compiled "
-                        f"{c.count} more time(s) ({names}); it should compile none")
+        out, c, ran = _run_counted(train, w0, b0, batches, base_lr)
+        losses, w = _same_numbers(out, w0, b0, batches, base_lr)
+        _compiles_as_fixed(run, c)
         outside = _not_computed_by_jit(losses, w, batches, ran)
         if outside:
             raise Wrong(f"the right numbers, but {outside}: each step should run through the "
                         "one jitted step, on its batch, not in NumPy beside it")
     return "one compile on fresh shapes, none on a second run, and the same losses"
+
+
+def _run_counted(train, w0, b0, batches, base_lr):
+    """What train_fixed returns, the compiles it made and the jitted calls it ran; Wrong if it
+    left the kernel changed (put back, either way)."""
+    with compiles() as c, _jitted_results() as ran:
+        state = KernelState()
+        try:
+            out = call_as(train, "train_fixed(w, b, batches, base_lr)",
+                          w0, b0, batches, base_lr)
+        except BaseException:
+            state.restore()        # (the counter's own listener too): the error is told
+            raise
+        _left_for_everyone("your train_fixed", state)
+    return out, c, ran
+
+
+def _same_numbers(out, w0, b0, batches, base_lr):
+    """The losses (as floats) and w that train_fixed returned, once they and b are
+    train_buggy's; else Wrong."""
+    if not (isinstance(out, tuple) and len(out) == 3):
+        raise Wrong("return (w, b, losses), as train_buggy does")
+    w, b, losses = out
+    rw, rb, rlosses = reference(w0, b0, batches, base_lr)
+    try:
+        losses = [float(v) for v in losses]
+    except (TypeError, ValueError):
+        raise Wrong("losses should be a list of one number per batch") from None
+    if len(losses) != len(batches):
+        raise Wrong(f"losses should have one value per batch ({len(batches)}), "
+                    f"it has {len(losses)}")
+    # float32 against float64 differs by about 1e-7 (more where a residual is a small
+    # difference of big terms: float32's own rounding, measured, sets the margin); weight
+    # decay on a wrong step, or off, moves the numbers by about 1e-5 or more
+    rounding = np.abs(np.subtract(reference(w0, b0, batches, base_lr, np.float32)[2],
+                                  rlosses))
+    for i, (got, want) in enumerate(zip(losses, rlosses)):
+        if not abs(got - want) <= 3e-6 * abs(want) + 1e-7 + 8 * rounding[i]:
+            raise Wrong(f"the loss of step {i} (a batch of {len(batches[i][0])} rows) is "
+                        f"{got:.7f}; train_buggy's is {want:.7f}: a fix must not change "
+                        "the numbers")
+    w = as_array(w, "the w your loop returns")
+    b = as_array(b, "the b your loop returns")
+    if w.shape != rw.shape or not np.allclose(w, rw, rtol=1e-5, atol=1e-6):
+        raise Wrong("the trained weights w differ from train_buggy's")
+    if b.shape != () or not np.allclose(b, rb, rtol=1e-5, atol=1e-7):
+        raise Wrong("the trained bias b differs from train_buggy's")
+    return losses, w
+
+
+def _compiles_as_fixed(run: int, c) -> None:
+    """Wrong unless the first run compiled once and the second not at all."""
+    names = ", ".join(sorted(set(c.names)))
+    if run == 0 and c.count == 0:
+        raise Wrong("the right numbers, but nothing compiled on fresh shapes: the step "
+                    "should run as one jitted function (fixed_step), not in NumPy")
+    if run == 0 and c.count > 1:
+        raise Wrong(f"on fresh shapes, your loop compiled {c.count} times ({names}); "
+                    "after the warm-up it should never compile again, so once in all")
+    if run == 1 and c.count:
+        raise Wrong(f"run again on new batches and a new base learning rate, it compiled "
+                    f"{c.count} more time(s) ({names}); it should compile none")
 
 
 q3 = Task(LAB, 3, "Fix the loop", _check_fixed, [

@@ -1,87 +1,36 @@
 """Lab J3 "Own the derivative": the checks.
-The tasks are in exercises/J3-own-the-derivative.ipynb."""
+The tasks are in exercises/J3-own-the-derivative.ipynb. What the checks read from an answer's
+program is in j3_reading.py; how task 4 judges an answer's seconds, in j3_timing.py."""
 from __future__ import annotations
 
-import hashlib
 import math
-import re
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import core
 
 from . import Task, Wrong, as_array, close
+from .j3_reading import (
+    _autodiff_traces,
+    _bwd_gives_a_tuple,
+    _compiled,
+    _count_dots,
+    _explain_flops,
+    _explain_temp,
+    _flops,
+    _is_own_custom_vjp,
+    _nbytes,
+    _plain_residuals,
+    _prims,
+    _remats,
+    _residuals,
+    _same,
+    _temp,
+    _wraps_a_loop,
+)
+from .j3_timing import _WAITS_MS, _check_times, _time, _wait_name, _waits, _waits_inputs
 
 LAB = "J3"
-
-
-def _eqns(jaxpr: core.Jaxpr):
-    """Every equation of a jaxpr, sub-jaxprs (scan bodies, remat bodies, ...) included.
-    Since JAX 0.12 there is no ClosedJaxpr: make_jaxpr gives a core.Jaxpr that carries its
-    consts, and so does every jaxpr in an equation's params (custom_vjp_call's call_jaxpr,
-    scan's and remat2's jaxpr, cond's tuple of branches)."""
-    for e in jaxpr.eqns:
-        yield e
-        for v in e.params.values():
-            for sub in (v if isinstance(v, (tuple, list)) else [v]):
-                if isinstance(sub, core.Jaxpr):
-                    yield from _eqns(sub)
-
-
-def _prims(fn, *args) -> list[str]:
-    return [e.primitive.name for e in _eqns(jax.make_jaxpr(fn)(*args))]
-
-
-def _is_own_custom_vjp(fn, *args) -> bool:
-    """fn is a jax.custom_vjp, or its top-level jaxpr is one custom_vjp_call equation
-    whose outputs are the jaxpr's outputs (a thin wrapper around one)."""
-    if isinstance(fn, jax.custom_vjp):
-        return True
-    jaxpr = jax.make_jaxpr(fn)(*args)
-    return (len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name == "custom_vjp_call"
-            and list(jaxpr.outvars) == list(jaxpr.eqns[0].outvars))
-
-
-def _autodiff_traces(fn, *args) -> int:
-    """How many JVP/linearize traces JAX opens while staging jax.grad(fn): one is grad's
-    own; more mean autodiff ran inside the rule (a jax.grad, jax.vjp, ... in fwd or bwd)."""
-    from jax._src.interpreters import ad
-    classes = [c for c in (getattr(ad, "JVPTrace", None), getattr(ad, "LinearizeTrace", None))
-               if c is not None]
-    seen = [0]
-    originals = {c: c.__dict__["__init__"] for c in classes}
-
-    def counting(init):
-        def __init__(self, *a, **k):
-            seen[0] += 1
-            return init(self, *a, **k)
-        return __init__
-    for c, init in originals.items():
-        c.__init__ = counting(init)
-    try:
-        jax.make_jaxpr(jax.grad(fn))(*args)
-    finally:
-        for c, init in originals.items():
-            c.__init__ = init
-    return seen[0]
-
-
-def _bwd_gives_a_tuple(fn, x, what: str) -> None:
-    """Trace grad(fn) once. A bwd that does not return one cotangent per input is refused by
-    JAX inside JAX, after bwd returned (so no frame of the attendee's code is on the
-    traceback): say what it returned, in the attendee's terms."""
-    try:
-        jax.make_jaxpr(jax.grad(lambda x: jnp.sum(fn(x))))(x)
-    except TypeError as e:
-        if "Custom VJP bwd rule must produce" not in str(e):
-            raise
-        found = re.search(r"got bwd output structure (.*) for primal", str(e))
-        got = found.group(1) if found else "something else"
-        got = "a bare array" if got == "PyTreeDef(*)" else f"the structure {got}"
-        raise Wrong(f"your bwd returns {got}, not a tuple with one entry per input of "
-                    f"{what} (it has one, x): JAX refuses it") from None
 
 
 @jax.custom_vjp
@@ -297,104 +246,8 @@ def _ref_loss(body):
 _REF = {"none": _ref_loss(block), "checkpoint": _ref_loss(jax.checkpoint(block))}
 
 
-# Compiling is the slow part of tasks 3 and 4 (about a second a program here, more on a busy
-# machine). The checks keep compiled programs by what they are: the StableHLO text of the
-# lowered program, the constants passed to it, and JAX's config (flags that change how XLA
-# compiles without changing the text). Two answers that lower to the same program share one
-# executable; an answer whose code, helper or global changed lowers to another text and is
-# compiled afresh. No verdict is kept: every check traces the answer again and decides from
-# what it gets now.
-_COMPILED: dict = {}
-_COMPILED_MAX = 64
-
-
-def _digest(a) -> tuple:
-    a = np.asarray(a)
-    return a.shape, str(a.dtype), hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
-
-
-def _compiled(fn, *args):
-    """jax.jit(fn).lower(*args).compile(), shared by every call that lowers to the same
-    program under the same config."""
-    lowered = jax.jit(fn).lower(*args)
-    consts = getattr(getattr(lowered, "_lowering", None), "const_args", None) or ()
-    key = (lowered.as_text(), tuple(_digest(c) for c in consts),
-           tuple(sorted((k, repr(v)) for k, v in jax.config.values.items())))
-    exe = _COMPILED.get(key)
-    if exe is None:
-        while len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.pop(next(iter(_COMPILED)))
-        exe = _COMPILED[key] = lowered.compile()
-    return exe
-
-
-def _flops(exe) -> float:
-    """XLA's count of floating-point operations in a compiled program: on CPU in JAX 0.12,
-    Compiled.cost_analysis() is a dict with a 'flops' entry."""
-    return float(exe.cost_analysis()["flops"])
-
-
-def _temp(exe) -> int:
-    return int(exe.memory_analysis().temp_size_in_bytes)
-
-
 def _mib(n) -> str:
     return f"{n / 2**20:.1f} MiB"
-
-
-def _remats(jaxpr):
-    return [e for e in _eqns(jaxpr) if e.primitive.name == "remat2"]
-
-
-def _count_dots(jaxpr, inside=False) -> tuple[int, int]:
-    """(matrix products outside every checkpoint, all matrix products) of a jaxpr, each one
-    counted once where it is written (a scan body's once, not once per step)."""
-    out = total = 0
-    for e in jaxpr.eqns:
-        if e.primitive.name == "dot_general":
-            total += 1
-            out += not inside
-        for v in e.params.values():
-            for sub in (v if isinstance(v, (tuple, list)) else [v]):
-                if isinstance(sub, core.Jaxpr):
-                    o, t = _count_dots(sub, inside or e.primitive.name == "remat2")
-                    out, total = out + o, total + t
-    return out, total
-
-
-_LOOPS = {"scan", "while"}
-
-
-def _wraps_a_loop(remat) -> bool:
-    return any(e.primitive.name in _LOOPS for e in _eqns(remat.params["jaxpr"]))
-
-
-def _without_policies(jaxpr):
-    """The same jaxpr with every checkpoint's policy removed: what nothing_saveable saves."""
-    eqns = []
-    for e in jaxpr.eqns:
-        params = {}
-        for k, v in e.params.items():
-            if isinstance(v, core.Jaxpr):
-                v = _without_policies(v)
-            elif isinstance(v, tuple) and any(isinstance(s, core.Jaxpr) for s in v):
-                v = tuple(_without_policies(s) if isinstance(s, core.Jaxpr) else s for s in v)
-            params[k] = v
-        if e.primitive.name == "remat2":
-            params["policy"] = None
-        eqns.append(e.replace(params=params))
-    return jaxpr.replace(eqns=eqns)
-
-
-def _residuals(fn, *args) -> list[tuple]:
-    """The arrays the backward pass of fn keeps from its forward pass (shape and dtype of
-    each), as jax.ad_checkpoint.print_saved_residuals lists them."""
-    from jax._src.ad_checkpoint import saved_residuals
-    return sorted((tuple(a.shape), str(a.dtype)) for a, _ in saved_residuals(fn, *args))
-
-
-def _nbytes(residuals) -> int:
-    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in residuals)
 
 
 _Q3_INPUTS: list = []
@@ -417,11 +270,9 @@ _KINDS = ("none", "checkpoint", "policy")
 
 
 def _check_variants(variants) -> str:
-    if not isinstance(variants, dict) or set(variants) != set(_KINDS):
-        raise Wrong("pass a dict with exactly the keys 'none', 'checkpoint' and 'policy'")
-    for name, fn in variants.items():
-        if not callable(fn):
-            raise Wrong(f"variants[{name!r}] should be a function loss(params, x)")
+    """The three losses read in turn: their checkpoints and policies, what their backward
+    passes keep, their loss and gradient, then their temp memory."""
+    _three_losses(variants)
     params, x = _stack_inputs()
     jaxprs = {k: jax.make_jaxpr(variants[k])(params, x) for k in _KINDS}
     remats = {k: _remats(j) for k, j in jaxprs.items()}
@@ -430,40 +281,70 @@ def _check_variants(variants) -> str:
     for k in ("checkpoint", "policy"):
         if not remats[k]:
             raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?")
-    plain = {}       # what each variant's backward pass keeps with its policies removed
-    for k in ("checkpoint", "policy"):
-        stripped = _without_policies(jaxprs[k])
-        plain[k] = _residuals(
-            lambda p, x, j=stripped: core.jaxpr_as_fun(j)(*jax.tree.leaves((p, x)))[0],
-            params, x)
-    if any(e.params["policy"] is not None for e in remats["checkpoint"]):
-        kept = _residuals(variants["checkpoint"], params, x)
-        if kept != plain["checkpoint"]:     # nothing_saveable is no policy under a name
-            raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
-                        f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
-                        f"without it {len(plain['checkpoint'])}, "
-                        f"{_mib(_nbytes(plain['checkpoint']))})")
-    without = [e for e in remats["policy"] if e.params["policy"] is None]
-    if len(without) == len(remats["policy"]):
-        raise Wrong("'policy' has a checkpoint but no policy")
-    if without:
-        raise Wrong(f"'policy': {len(without)} of its {len(remats['policy'])} checkpoints "
-                    "have no policy: put the policy on every block's checkpoint")
-    for e in remats["policy"]:
-        policy = e.params["policy"]
-        if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
-            raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
-                        "function of your own: the task asks for one from "
-                        "jax.checkpoint_policies")
+    # what each variant's backward pass keeps with its policies removed
+    plain = {k: _plain_residuals(jaxprs[k], params, x) for k in ("checkpoint", "policy")}
+    _checkpoint_has_no_policy(variants["checkpoint"], remats["checkpoint"],
+                              plain["checkpoint"], params, x)
+    _a_policy_of_jax_on_each(remats["policy"])
     for k in ("checkpoint", "policy"):
         if any(_wraps_a_loop(e) for e in remats[k]):
             raise Wrong(f"{k!r}: the checkpoint wraps the whole loop, not each block: put "
                         "jax.checkpoint on the scan body (around the whole loss it keeps "
                         "everything the loop needs, as if there were no checkpoint)")
     kept = _residuals(variants["policy"], params, x)
-    plain = plain["policy"]
+    _policy_changes_something(kept, plain["policy"], remats["policy"])
+    for k in ("checkpoint", "policy"):
+        out, total = _count_dots(jaxprs[k])
+        if out:
+            raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
+                        "checkpoint: checkpoint each whole block, the scan body")
+    mem = _same_loss_and_gradient(variants, params, x)
+    mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
+    _memory_in_order(mem, mb)
+    return (f"same loss and gradient, each block checkpointed; temp memory none > policy > "
+            f"checkpoint ({mb}); your policy keeps {_mib(_nbytes(kept))} of residuals where "
+            f"plain checkpoint keeps {_mib(_nbytes(plain['policy']))}. Task 4 puts a price on it")
+
+
+def _three_losses(variants) -> None:
+    """Wrong unless variants is a dict of the three losses by name, each a function."""
+    if not isinstance(variants, dict) or set(variants) != set(_KINDS):
+        raise Wrong("pass a dict with exactly the keys 'none', 'checkpoint' and 'policy'")
+    for name, fn in variants.items():
+        if not callable(fn):
+            raise Wrong(f"variants[{name!r}] should be a function loss(params, x)")
+
+
+def _checkpoint_has_no_policy(loss, remats, plain, params, x) -> None:
+    """Wrong if 'checkpoint' has a policy that keeps more than its inputs."""
+    if any(e.params["policy"] is not None for e in remats):
+        kept = _residuals(loss, params, x)
+        if kept != plain:     # nothing_saveable is no policy under a name
+            raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
+                        f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
+                        f"without it {len(plain)}, {_mib(_nbytes(plain))})")
+
+
+def _a_policy_of_jax_on_each(remats) -> None:
+    """Wrong unless every checkpoint of 'policy' has a policy, one of jax's own."""
+    without = [e for e in remats if e.params["policy"] is None]
+    if len(without) == len(remats):
+        raise Wrong("'policy' has a checkpoint but no policy")
+    if without:
+        raise Wrong(f"'policy': {len(without)} of its {len(remats)} checkpoints "
+                    "have no policy: put the policy on every block's checkpoint")
+    for e in remats:
+        policy = e.params["policy"]
+        if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
+            raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
+                        "function of your own: the task asks for one from "
+                        "jax.checkpoint_policies")
+
+
+def _policy_changes_something(kept, plain, remats) -> None:
+    """Wrong if 'policy' keeps what it would keep with no policy (nothing_saveable)."""
     if kept == plain:
-        inside = sum(_count_dots(e.params["jaxpr"])[1] for e in remats["policy"]
+        inside = sum(_count_dots(e.params["jaxpr"])[1] for e in remats
                      if e.params["policy"] is not None)
         why = (" The part it checkpoints has no matrix product, so a policy that keeps "
                "the results of matrix products has nothing to keep there." if not inside
@@ -472,11 +353,11 @@ def _check_variants(variants) -> str:
                     f"backward pass keeps the same arrays ({len(kept)}, "
                     f"{_mib(_nbytes(kept))}): the policy changes nothing and plans the same "
                     f"bytes as nothing_saveable.{why}")
-    for k in ("checkpoint", "policy"):
-        out, total = _count_dots(jaxprs[k])
-        if out:
-            raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
-                        "checkpoint: checkpoint each whole block, the scan body")
+
+
+def _same_loss_and_gradient(variants, params, x) -> dict:
+    """The temp memory of each variant's gradient, once its loss and gradient are plain
+    autodiff's (else Wrong)."""
     want, want_g, _ = _value_grad_temp(_REF["none"], params, x)
     mem = {}
     for name in _KINDS:
@@ -487,7 +368,11 @@ def _check_variants(variants) -> str:
         if not all(close(a, b, tol=1e-4) for a, b in zip(jax.tree.leaves(g),
                                                         jax.tree.leaves(want_g))):
             raise Wrong(f"{name!r}: the gradient differs from plain autodiff's")
-    mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
+    return mem
+
+
+def _memory_in_order(mem: dict, mb: str) -> None:
+    """Wrong unless temp memory goes none > policy > checkpoint."""
     if not mem["checkpoint"] < mem["none"]:
         raise Wrong(f"temp memory of the gradient: {mb}. 'checkpoint' saves nothing: does "
                     "it wrap each block, inside the scan?")
@@ -497,9 +382,6 @@ def _check_variants(variants) -> str:
     if not mem["checkpoint"] < mem["policy"]:
         raise Wrong(f"temp memory: {mb}. Your policy keeps no more than plain checkpoint: "
                     "pick one that keeps some residuals")
-    return (f"same loss and gradient, each block checkpointed; temp memory none > policy > "
-            f"checkpoint ({mb}); your policy keeps {_mib(_nbytes(kept))} of residuals where "
-            f"plain checkpoint keeps {_mib(_nbytes(plain))}. Task 4 puts a price on it")
 
 
 q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
@@ -514,38 +396,9 @@ q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
 # ----------------------------------------------------------------- task 4: measure
 
 # The check calls measure on 'none' and 'checkpoint' of a 4-block stack (quick to run), and on
-# one more loss at two settings: a call that waits on the host (a callback that sleeps) for
-# 2 ms, and one for 30 ms. Their times are known on any machine, whatever its load: a call
-# cannot return before its wait is over. XLA's counts of them are tiny and the same for both,
-# so a number of seconds that is made up, or estimated from flops, bytes or temp memory, does
-# not follow them, and neither does CPU time (time.process_time: a sleep uses none).
+# two calls that wait on the host, 2 ms and 30 ms: their times are known on any machine
+# (j3_timing.py)
 _Q4_DEPTH, _Q4_BATCH = 4, 512
-_WAITS_MS = (2, 30)
-
-
-def _waits(w, s):
-    """A gradient call that waits len(w) milliseconds on the host, then does almost nothing."""
-    ms = w.shape[0]
-
-    def host(s):
-        time.sleep(ms / 1000)
-        return np.zeros(s.shape, np.float32)
-    h = jax.pure_callback(host, jax.ShapeDtypeStruct(s.shape, jnp.float32), s)
-    return jnp.mean(w) * jnp.mean(h + 1.0)
-
-
-def _waits_inputs(ms: int):
-    return jnp.ones(ms, jnp.float32), jnp.ones(8, jnp.float32)
-
-
-_TOO_FAST, _TOO_SLOW, _SLOW_FLOOR = 3.0, 8.0, 0.05
-_NO_CALL = 2e-6      # seconds: no call of a compiled executable from Python is this quick
-_WAIT_SLOW = 2.5     # a call that mostly sleeps varies little: 3 calls timed as one stand out
-_FOLLOWS = 2.0       # the 30 ms call must measure at least this many times the 2 ms one
-
-
-def _wait_name(ms: int) -> str:
-    return f"the call that waits {ms} ms on the host"
 
 
 def _cases():
@@ -574,110 +427,6 @@ def _triple(out, name):
         raise Wrong(f"{s!r} seconds for one gradient call of {name}: seconds as a "
                     "positive float, one call, after a warm-up, waiting for the result")
     return int(t), float(f), float(s)
-
-
-def _same(a, b) -> bool:
-    return abs(a - b) <= 1e-6 * max(abs(b), 1.0)
-
-
-_MEMORY_FIELDS = ("peak_memory_in_bytes", "total_allocation_bytes", "argument_size_in_bytes",
-                  "output_size_in_bytes", "alias_size_in_bytes",
-                  "generated_code_size_in_bytes", "peak_unpadded_heap_bytes")
-
-
-def _explain_temp(name, got, loss, params, x, exe) -> str:
-    want = _temp(exe)
-    if got == _temp(_compiled(loss, params, x)) != want:
-        return (f"{name}: your temp_bytes, {got}, is the temp size of the loss's own "
-                "executable, jax.jit(loss): measure its gradient's")
-    stats = exe.memory_analysis()
-    for field in _MEMORY_FIELDS:
-        value = getattr(stats, field, None)
-        if isinstance(value, int) and value and value == got:
-            return (f"{name}: your temp_bytes, {got}, is the compiled gradient's "
-                    f"memory_analysis().{field}: the temporaries are a field of their own")
-    return (f"{name}: your temp_bytes is {got}, but the memory analysis of the compiled "
-            f"gradient, jax.jit(jax.grad(loss)).lower(params, x).compile(), gives {want} "
-            "bytes of temporaries")
-
-
-def _explain_flops(name, got, loss, params, x, exe) -> str:
-    want = _flops(exe)
-    lowered = jax.jit(jax.grad(loss)).lower(params, x).cost_analysis()
-    if lowered and _same(got, float(lowered["flops"])):
-        return (f"{name}: your flops, {got:.6g}, are the lowered program's count, before XLA "
-                "optimizes it: read the cost analysis of the compiled executable, the one "
-                "you time")
-    for key, value in exe.cost_analysis().items():
-        if key != "flops" and value and _same(got, float(value)):
-            return (f"{name}: your flops, {got:.6g}, are the cost analysis's {key!r} entry, "
-                    "not its count of floating-point operations")
-    if _same(got, _flops(_compiled(loss, params, x))):
-        return (f"{name}: your flops, {got:.6g}, are the count of the loss's own executable, "
-                "jax.jit(loss): measure its gradient's")
-    return (f"{name}: your flops are {got:.6g}, but XLA's cost analysis of the compiled "
-            f"gradient counts {want:.6g}")
-
-
-def _time(exe, *args) -> tuple[float, float]:
-    """The check's own timing of an executable: (median, fastest) of 5 calls after a warm-up,
-    each waited for."""
-    jax.block_until_ready(exe(*args))
-    times = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        jax.block_until_ready(exe(*args))
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), float(min(times))
-
-
-def _check_times(secs: dict, ref: dict) -> None:
-    """Wrong unless the seconds measure returned are wall-clock timings of single calls of the
-    executables the check timed: not one number for all, not milliseconds, not CPU time, not
-    the dispatch alone, not a compile or several calls, and growing with the work as the
-    check's own timing does."""
-    names = list(secs)
-    waits = {_wait_name(ms): ms / 1000 for ms in _WAITS_MS}
-    if len(set(secs.values())) == 1:
-        lo, hi = min(m for m, _ in ref.values()), max(m for m, _ in ref.values())
-        raise Wrong(f"measure returned the same {secs[names[0]]!r} seconds for {len(names)} "
-                    f"programs whose calls take from {lo * 1e3:.1f} to {hi * 1e3:.1f} ms here: "
-                    "time real calls of each one")
-    if all(100 < secs[k] / ref[k][0] < 10_000 for k in names):
-        raise Wrong("your times are about 1000× the check's own timing of the same "
-                    "executables: milliseconds? Return seconds")
-    for k in names:
-        if secs[k] < _NO_CALL:
-            raise Wrong(f"{k}: {secs[k] * 1e9:.0f} ns, less than a Python call of an "
-                        "executable takes, let alone its work: that is not the time of a real "
-                        "call. Return what the wall clock measured, waiting for the result")
-    for k in names:
-        if k in waits and secs[k] < 0.8 * waits[k]:
-            raise Wrong(f"{k}: your measure says {secs[k] * 1e3:.2f} ms, but this call "
-                        f"cannot return before its {waits[k] * 1e3:.0f} ms wait on the host is "
-                        "over: time the wall clock from the call until its result is ready, "
-                        "a real call (CPU time, for one, does not count a wait)")
-    for k in names:
-        if secs[k] < ref[k][1] / _TOO_FAST:
-            raise Wrong(f"{k}: {secs[k] * 1e3:.3f} ms, but the same executable takes at "
-                        f"least {ref[k][1] * 1e3:.1f} ms a call here: did you wait for the "
-                        "result (dispatch is asynchronous) and time a real call?")
-    for k in names:
-        too_slow = ref[k][0] * _WAIT_SLOW if k in waits and waits[k] > 0.01 else max(
-            ref[k][0] * _TOO_SLOW, _SLOW_FLOOR)
-        if secs[k] > too_slow:
-            raise Wrong(f"{k}: {secs[k] * 1e3:.1f} ms, but the same executable takes about "
-                        f"{ref[k][0] * 1e3:.1f} ms a call here: did you time more than one "
-                        "call, or does your timing include the compile or the warm-up? Time "
-                        "one call of the compiled executable")
-    short, long = (_wait_name(ms) for ms in _WAITS_MS)
-    if short in secs and long in secs:
-        want, have = ref[long][0] / ref[short][0], secs[long] / secs[short]
-        if want >= 2 * _FOLLOWS and have < _FOLLOWS:    # else this machine cannot tell
-            raise Wrong(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
-                        f"long as {short} here (the check's own timing of both), your "
-                        f"measure says {have:.1f}×: return what the wall clock measured for "
-                        "real calls, not a number or an estimate")
 
 
 def _check_measure(measure) -> str:

@@ -8,7 +8,6 @@ did, not with an answer key.
 from __future__ import annotations
 
 import functools
-import inspect
 import re
 from contextlib import contextmanager
 
@@ -19,7 +18,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..artefacts import COLLECTIVES as KINDS
-from . import Task, Wrong, close
+from . import Task, Wrong, call_as, close, fits
 
 LAB = "J4"
 # the checks' own reader (task 3 asks the attendee to write one): only the names are shared
@@ -76,25 +75,6 @@ def _as_kinds(value, what: str) -> set[str]:
     return kinds
 
 
-def _fits(fn, call: str, *args) -> None:
-    """Wrong, in the attendee's terms, when fn takes other arguments than the check gives it
-    (rather than the TypeError of the call)."""
-    try:
-        inspect.signature(fn).bind(*args)
-    except TypeError:
-        raise Wrong(f"your function takes {getattr(fn, '__name__', 'it')}"
-                    f"{inspect.signature(fn)}, but the check calls it as {call}: give it "
-                    "exactly those arguments") from None
-    except ValueError:          # no signature to read (a builtin): the call will say
-        pass
-
-
-def _call(fn, call: str, *args):
-    """fn(*args), as the check calls the attendee's function."""
-    _fits(fn, call, *args)
-    return fn(*args)
-
-
 # ----------------------------------------------------------------- task 1: three placements
 
 def _shard_map_of(arr) -> dict:
@@ -138,7 +118,7 @@ def _check_place(place) -> str:
     meshes = _meshes_to_place_on()
     for seed, ((n, m), mesh) in enumerate(zip([(16, 8), (32, 24)], meshes)):
         x = _rng_array((n, m), seed)
-        out = _call(place, "place(x, mesh)", jnp.asarray(x), mesh)
+        out = call_as(place, "place(x, mesh)", jnp.asarray(x), mesh)
         if not isinstance(out, dict):
             raise Wrong(f"place should return a dict with keys 'rows', 'cols', 'blocks', "
                         f"not {type(out).__name__}")
@@ -230,7 +210,7 @@ def _lowerings():
 def _check_predictions(predictions) -> str:
     if callable(predictions):
         with _lowerings() as lowered:
-            predictions = _call(predictions, "predict()")
+            predictions = call_as(predictions, "predict()")
         if lowered:
             raise Wrong(f"your predict() lowered {len(lowered)} program(s) to read what XLA "
                         "does: that is task 3. Here, predict from how x and w are placed, "
@@ -385,7 +365,7 @@ def _check_reader(collectives) -> str:
     cases, reported = _cases(), set()
     for text, fn, args in cases:
         call = f"collectives(f, {', '.join(['x', 'w'][:len(args)])})"
-        got = _as_kinds(_call(collectives, call, fn, *args),
+        got = _as_kinds(call_as(collectives, call, fn, *args),
                         f"the reader's result for {text}")
         want = hlo_collectives(_compiled(fn, *args))
         if got == want:
@@ -441,7 +421,7 @@ def _sums_of_some_devices(out, x) -> bool:
 def _check_reduce_scatter(colsum) -> str:
     for seed, (n, m) in enumerate([(16, 8), (64, 16)]):
         x = reduce_scatter_input(n, m, seed + 3)
-        _fits(colsum, "colsum(x)", x)
+        fits(colsum, "colsum(x)", x)
         compiled = _compiled(colsum, x)
         out = compiled(x)
         if np.shape(out) != (m,):

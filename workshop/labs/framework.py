@@ -1,0 +1,370 @@
+"""The check framework every lab's checks are written in: a Task's check(), hint() and
+solution(), the Verdict it gives, the guard an answer runs under, what an answer changed for the
+whole kernel put back, and the helpers the labs' checkers share.
+
+A check runs the attendee's answer on inputs the attendee did not choose and says what is wrong
+in their terms, without giving the answer away. It never crashes: a half-done answer (the
+starter's `raise NotImplementedError()`), or answer code that raises, gets a verdict too.
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import inspect
+import json
+import os
+import shutil
+import signal
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..config import CHECK_TIME_LIMIT
+
+
+class Wrong(Exception):
+    """Raised by a checker with a message in the attendee's terms."""
+
+
+class _Stopped(BaseException):
+    """The attendee's code ran out of time or tried to end the kernel: a BaseException, so an
+    answer's own `except Exception:` cannot swallow it."""
+
+
+TIME_LIMIT = CHECK_TIME_LIMIT   # the package's copy is the one checks read (see check())
+
+
+@contextlib.contextmanager
+def guarded(seconds: float):
+    """Run a check so that the attendee's answer cannot hang it or end the kernel, and writes
+    what it writes with relative paths into a scratch folder that is removed afterwards.
+
+    - A time limit (SIGALRM, in the kernel's main thread): a Python loop that never ends is
+      stopped after `seconds`. A computation inside XLA (a `lax.while_loop` whose condition
+      never turns false) cannot be stopped from Python: Jupyter's own interrupt cannot either.
+      For that one a watcher thread says so, once, a little after the limit: restart the
+      kernel.
+    - `os._exit(...)` would end the kernel: it is replaced for the check's duration and
+      becomes a verdict, as `sys.exit(...)` (SystemExit, which IPython would show as a
+      traceback) does.
+    - The working directory is a fresh scratch folder for the check's duration, and an answer
+      that would delete, rename or overwrite a file that exists outside it (by an absolute
+      path: `os.remove("/home/…")`, `open(path, "w")`) is stopped before it does (an audit
+      hook; what the answer made meanwhile, Python's caches and JAX's compilation cache are
+      left to work)."""
+    def timed_out(signum, frame):
+        raise _Stopped(f"your function did not return within {seconds:g} s: look for a loop "
+                       "that never ends (a `while` whose condition stays true)")
+
+    def no_exit(code=0):
+        raise _Stopped(f"your code called os._exit({code!r}), which would have ended the "
+                       "kernel: a check stopped it")
+    alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGALRM")
+    previous = signal.signal(signal.SIGALRM, timed_out) if alarm else None
+    if alarm:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    here, scratch = os.getcwd(), tempfile.mkdtemp(prefix="lab-check-")
+    real_exit, os._exit = os._exit, no_exit
+    _install_file_guard()
+    _GUARDED["scratch"] = os.path.realpath(scratch)
+    _GUARDED["since"] = time.time() - 1.0   # (a file system's clock may be coarse)
+    done = threading.Event()
+    threading.Thread(target=_say_when_stuck, args=(done, seconds), daemon=True).start()
+    try:
+        os.chdir(scratch)
+        yield
+    finally:
+        _GUARDED["scratch"] = None
+        done.set()
+        os._exit = real_exit
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        os.chdir(here)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_GUARDED: dict = {"scratch": None, "since": 0.0, "installed": False}
+_DESTRUCTIVE = {"os.remove": "delete", "os.rmdir": "delete", "shutil.rmtree": "delete",
+                "os.rename": "rename", "os.truncate": "overwrite"}
+
+
+def _install_file_guard() -> None:
+    """An audit hook (once per kernel; it does nothing outside a check)."""
+    if not _GUARDED["installed"]:
+        sys.addaudithook(_file_guard)
+        _GUARDED["installed"] = True
+
+
+def _may_change(path) -> bool:
+    """A path an answer may delete or overwrite: one it made during the check (a temporary
+    file of its own), in its scratch folder, Python's byte-code caches or JAX's compilation
+    cache; or one that does not exist. Never a file that was there before the check."""
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+        made = os.lstat(real).st_ctime
+    except (TypeError, ValueError):
+        return True            # a file descriptor: an open file, not a path
+    except OSError:
+        return True            # nothing there
+    if made >= _GUARDED["since"]:
+        return True
+    jax = sys.modules.get("jax")
+    roots = [_GUARDED["scratch"], jax and jax.config.jax_compilation_cache_dir]
+    return "__pycache__" in real.split(os.sep) or any(
+        r and (real == r or real.startswith(os.path.realpath(r) + os.sep)) for r in roots)
+
+
+def _file_guard(event: str, args: tuple) -> None:
+    if _GUARDED["scratch"] is None:
+        return
+    what = _DESTRUCTIVE.get(event)
+    paths = list(args[:2]) if event == "os.rename" else list(args[:1])
+    if event == "open" and len(args) >= 3:
+        mode, flags = args[1], args[2]
+        if (isinstance(mode, str) and "w" in mode) or (
+                mode is None and isinstance(flags, int) and flags & os.O_TRUNC):
+            what = "overwrite"
+    for path in paths if what else []:
+        if path is not None and not _may_change(path):
+            raise _Stopped(f"your code would {what} {os.fsdecode(path)}, outside the folder "
+                           "a check runs it in: a check lets an answer change only files of "
+                           "its own (relative paths); nothing was changed")
+
+
+STUCK = ("✗ This check has run for {:g} s inside a computation that Python cannot stop (in "
+         "XLA: a `lax.while_loop` whose condition never turns false?). Interrupting will not "
+         "help: restart the kernel, run the setup cell, then your cells again.")
+
+
+def _say_when_stuck(done: threading.Event, seconds: float) -> None:
+    """The time limit's alarm runs only between Python bytecodes; a check still running a
+    little after it is stuck where no signal reaches: say so, once (the answer's thread cannot
+    be stopped, but the attendee can act)."""
+    after = seconds + max(2.0, seconds / 10)
+    if not done.wait(after):
+        print(STUCK.format(after), file=sys.stderr, flush=True)
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    message: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        mark = "✓ Correct" if self.ok else "✗ Not yet"
+        text = f"{mark}: {self.message}"
+        if not self.ok and self.hint:
+            text += f"\n  Hint: {self.hint}"
+        return text
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        color = "#1a7f37" if self.ok else "#b00"
+        return (f"<pre style='color:{color};white-space:pre-wrap'>{html.escape(str(self))}"
+                f"</pre>")
+
+
+class Task:
+    """One task of a lab. `checker(*answers)` returns a success message or raises Wrong.
+    takes: the name of the function the attendee writes, when the answer is one; anything
+    else passed is refused before the checker runs."""
+
+    def __init__(self, lab: str, number: int, title: str, checker: Callable[..., str],
+                 hints: list[str], takes: str | None = None):
+        self.lab, self.number, self.title = lab, number, title
+        self._checker, self._hints, self.takes = checker, hints, takes
+        self._hint_i = 0
+
+    def check(self, *answers) -> Verdict:
+        """The verdict on `answers`. What the answer changed for the whole kernel (JAX's
+        config, jax.monitoring's listeners, a mesh set with jax.set_mesh) is put back
+        afterwards, and the verdict says so in one line: a later task's check, or the
+        attendee's next cell, starts from the kernel as it was. The answer runs `guarded`:
+        under a time limit, unable to end the kernel, in a scratch working folder."""
+        # the limit as the package has it: `workshop.labs.TIME_LIMIT = 1.0` sets it there
+        from . import TIME_LIMIT
+        before = KernelState()
+        try:
+            with guarded(TIME_LIMIT):
+                verdict = self._verdict(*answers)
+        except _Stopped as stop:
+            verdict = Verdict(False, str(stop), self._hints[0])
+        except SystemExit as e:
+            verdict = Verdict(False, f"your code called sys.exit({e.code!r}), which stops "
+                                     "whatever runs it: the check could not finish",
+                              self._hints[0])
+        changed = before.restore()
+        if changed:
+            verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "
+                                "put it back (set it inside a `with` block instead).")
+        return verdict
+
+    def _verdict(self, *answers) -> Verdict:
+        try:
+            if self.takes and not (answers and callable(answers[0])):
+                raise Wrong(f"pass your function itself: q{self.number}.check({self.takes})")
+            return Verdict(True, self._checker(*answers))
+        except NotImplementedError:
+            return Verdict(False, "not done yet: replace `raise NotImplementedError()` with "
+                                  "your answer, run that cell, then this one.", self._hints[0])
+        except Wrong as w:
+            return Verdict(False, str(w), self._hints[0])
+        except Exception as e:
+            first = first_line(e)
+            if raised_in_attendee_code(e):   # the attendee's code crashed: say so
+                return Verdict(False, f"your code raised {type(e).__name__}: {first}",
+                               self._hints[0])
+            # no frame of the attendee's code: the check could not use what it was given
+            return Verdict(False, "the check could not use what your answer gave it "
+                                  f"({type(e).__name__}: {first}): look at the type, shape "
+                                  "and dtype of what your code returns, against the task",
+                           self._hints[0])
+
+    def next_hint(self) -> str:
+        """The next hint's text (they get more specific); the last one repeats."""
+        h = self._hints[min(self._hint_i, len(self._hints) - 1)]
+        self._hint_i += 1
+        return f"Hint {min(self._hint_i, len(self._hints))}/{len(self._hints)}: {h}"
+
+    def hint(self) -> None:
+        """Print the next hint (once: it returns nothing, so a notebook shows it once)."""
+        print(self.next_hint())
+
+    def solution(self) -> None:
+        """Print the solution code (once: it returns nothing). It comes with the package
+        (labs/solutions.json, written from exercises/solutions/ by `workshop labs`), so it
+        works from any install."""
+        print(solution_code(self.lab, self.number))
+
+
+_LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
+              "_event_time_span_listeners", "_scalar_listeners")
+
+
+class KernelState:
+    """What an answer can change for everyone in the kernel, as it was when made: JAX's config
+    flags (jax.config.update), jax.monitoring's listeners, and the mesh jax.set_mesh sets when
+    used as a global setter (this thread's abstract and concrete mesh)."""
+
+    def __init__(self):
+        import jax
+        from jax._src import mesh, monitoring
+        self.config = dict(jax.config.values)
+        self.listeners = {n: list(getattr(monitoring, n)) for n in _LISTENERS}
+        self.mesh = (mesh.abstract_mesh_context_manager.get_local(),
+                     mesh.device_context.get_local())
+
+    def restore(self) -> list[str]:
+        """Put back what differs from then; what had changed, one phrase each."""
+        import jax
+        from jax._src import mesh, monitoring
+        changed = []
+        for name, value in self.config.items():
+            now = jax.config.values.get(name, value)
+            if now is not value and now != value:
+                changed.append(f"{name} set to {now!r}")
+                jax.config.update(name, value)
+        if any(getattr(monitoring, n) != kept for n, kept in self.listeners.items()):
+            changed.append("jax.monitoring's listeners changed")
+            for n, kept in self.listeners.items():
+                getattr(monitoring, n)[:] = kept
+        now = (mesh.abstract_mesh_context_manager.get_local(), mesh.device_context.get_local())
+        if any(a is not b for a, b in zip(now, self.mesh)):
+            changed.append("a mesh set with jax.set_mesh")
+            mesh.abstract_mesh_context_manager.set_local(self.mesh[0])
+            mesh.device_context.set_local(self.mesh[1])
+        return changed
+
+
+_LIBRARY = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep
+                  for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def raised_in_attendee_code(e: BaseException) -> bool:
+    """Whether the traceback of `e` passes through code that is neither this kit's package,
+    a library (site-packages) nor Python's own: that is, through the attendee's code."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    tb = e.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        name = os.path.realpath(name) if os.path.isabs(name) else name
+        if not (name.startswith(here) or "site-packages" in name or "dist-packages" in name
+                or name.startswith(_LIBRARY) or name.startswith("<frozen")):
+            return True
+        tb = tb.tb_next
+    cause = e.__cause__ or e.__context__
+    return cause is not None and cause is not e and raised_in_attendee_code(cause)
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of what `e` says (200 characters at most), for a verdict."""
+    return (str(e).strip().split("\n") or [""])[0][:200]
+
+
+def fits(fn, call: str, *args) -> None:
+    """Wrong, in the attendee's terms, when fn takes other arguments than the check gives it
+    (rather than the TypeError of the call)."""
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError:
+        raise Wrong(f"your function takes {getattr(fn, '__name__', 'it')}"
+                    f"{inspect.signature(fn)}, but the check calls it as {call}: give it "
+                    "exactly those arguments") from None
+    except ValueError:          # no signature to read (a builtin): the call will say
+        pass
+
+
+def call_as(fn, call: str, *args):
+    """fn(*args), as the check calls the attendee's function (`call` says how, for Wrong)."""
+    fits(fn, call, *args)
+    return fn(*args)
+
+
+def solution_code(lab: str, number: int) -> str:
+    """The `number`-th (1-based) solution block of lab `lab` (e.g. 'J1'), as installed with
+    the package."""
+    from importlib.resources import files
+    blocks = json.loads(files(__package__).joinpath("solutions.json").read_text(encoding="utf-8"))
+    return blocks[lab][number - 1]
+
+
+def close(a, b, tol=1e-5) -> bool:
+    import numpy as np
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
+
+
+def as_array(value, what: str):
+    """`value` as a NumPy array of numbers, or Wrong in the attendee's terms."""
+    import numpy as np
+    if value is None:
+        raise Wrong(f"{what} is None: does your function return its result?")
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers") from None
+    import jax.numpy as jnp
+    if arr.dtype == object or not (jnp.issubdtype(arr.dtype, jnp.number)
+                                   or arr.dtype == bool):
+        raise Wrong(f"{what} is a {type(value).__name__}, not an array of numbers")
+    return arr
+
+
+def all_eqns(jaxpr):
+    """Every equation of a jaxpr, those of its nested jaxprs (jit bodies, branches, loop
+    bodies) included."""
+    from jax._src import core
+    for e in jaxpr.eqns:
+        yield e
+        for sub in core.jaxprs_in_params(e.params):
+            yield from all_eqns(sub)
+
+
+CALLBACKS = {"pure_callback", "io_callback", "callback", "debug_callback"}
