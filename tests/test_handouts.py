@@ -11,6 +11,7 @@ from conftest import pdf_pages
 from pypdf import PdfReader
 
 from workshop import PINNED_JAX
+from workshop.config import MIN_SCALE
 from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import handouts, inputs, pdfinfo, render
@@ -145,9 +146,9 @@ def test_no_slide_is_printed_below_ninety_percent(deck):
     pdf = handouts.targets(deck)[0]
     shrunk = pdfinfo.shrunk_of(pdf)
     assert shrunk is not None, f"{paths.short(pdf)} records no shrink: run scripts/build"
-    small = [f"slide {i} at {k:.0%}" for i, k in shrunk if k < handouts.MIN_SCALE]
+    small = [f"slide {i} at {k:.0%}" for i, k in shrunk if k < MIN_SCALE]
     assert not small, (f"{paths.short(pdf)}: {', '.join(small)} (type below "
-                       f"{handouts.MIN_SCALE:.0%} of the projector's): split the slide")
+                       f"{MIN_SCALE:.0%} of the projector's): split the slide")
 
 
 def test_a_shrunk_slide_is_recorded_for_the_author(printer):

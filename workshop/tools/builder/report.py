@@ -43,7 +43,7 @@ def over_budget(results: list[Result], exempt: dict[str, set[int]]) -> list[str]
 def shrunk(results: list[Result]) -> list[str]:
     """Slides the slides PDF printed smaller than the projector shows them (for the author:
     nothing on the page says so). Below MIN_SCALE the tests fail: split the slide."""
-    from .handouts import MIN_SCALE
+    from ...config import MIN_SCALE
     return [f"{r.name}: slide {page} printed at {k:.0%}"
             + (f" (below {MIN_SCALE:.0%}: split it)" if k < MIN_SCALE else "")
             for r in results for page, k in r.shrunk]
