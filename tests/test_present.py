@@ -26,7 +26,10 @@ from conftest import tiny
 
 from workshop.tools import browser, paths
 from workshop.tools import notebooks as nbs
+from workshop.tools.paths import page_script
 from workshop.tools.present import call, free_port, session_for
+
+TEST_SCRIPTS = Path(__file__).with_name("page_scripts")
 
 SHOTS = paths.BUILD / "screenshots"
 # The sizes a deck is looked at (a laptop, a small projector, a full-HD projector): the slide is
@@ -34,83 +37,10 @@ SHOTS = paths.BUILD / "screenshots"
 SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
 LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): code/outputs, text
 
-# One slide as the audience sees it: the 1280×720 slide inside the window (letterboxed, never
-# cropped), the present slide's content inside the slide or reachable by its scroll, no line cut
-# at the right, and type sizes in the slide's own px (Reveal scales them with the slide).
-MEASURE_JS = r"""
-(limits) => {
-  // One slide as the audience sees it: the 1280×720 slide inside the window, the present
-  // slide's content inside the slide or reachable by its scroll, and type sizes (in the
-  // slide's own px, which Reveal scales with the slide).
-  const W = innerWidth, H = innerHeight, out = [];
-  const slides = document.querySelector('.reveal .slides');
-  const sr = slides.getBoundingClientRect();
-  const scale = sr.width / 1280;
-  if (sr.left < -1 || sr.top < -1 || sr.right > W + 1 || sr.bottom > H + 1)
-    out.push(`the slide (${Math.round(sr.left)},${Math.round(sr.top)} ${Math.round(sr.width)}×${Math.round(sr.height)}) is cropped by the ${W}×${H} window`);
-  if (Math.abs(sr.height / 720 - scale) > 0.01) out.push(`the slide is not 16:9 (${sr.width}×${sr.height})`);
-  const fill = Math.max(sr.width / W, sr.height / H);
-  if (fill < 0.97) out.push(`the slide fills only ${Math.round(fill * 100)}% of the window`);
-  const sec = document.querySelector('.reveal .slides section.present:not(.stack)');
-  const r = sec.getBoundingClientRect();
-  if (r.left < sr.left - 1 || r.right > sr.right + 1 || r.top < sr.top - 1 || r.bottom > sr.bottom + 1)
-    out.push('the slide box runs outside the slide');
-  const cs = getComputedStyle(sec);
-  if (sec.scrollHeight > sec.clientHeight + 2 && !['auto', 'scroll'].includes(cs.overflowY))
-    out.push(`content ${sec.scrollHeight - sec.clientHeight}px below the edge and no scroll`);
-  if (sec.scrollWidth > sec.clientWidth + 2)
-    out.push(`content ${sec.scrollWidth - sec.clientWidth}px past the right edge`);
-  const visible = (el) => { const b = el.getBoundingClientRect();
-    return b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden' &&
-      !el.closest('.reveal-skip, aside.notes, .fragment:not(.visible)'); };
-  // anything wider than the slide box: a cell, a picture, an output line
-  for (const el of sec.querySelectorAll('.jp-Cell, img, svg, pre, table, .cm-scroller, .workshop-shown')) {
-    if (!visible(el)) continue;
-    const b = el.getBoundingClientRect();
-    const what = el.className && el.className.baseVal === undefined ? (el.tagName.toLowerCase() + '.' + String(el.className).split(' ')[0]) : el.tagName.toLowerCase();
-    if (b.right > r.right + 1 || b.left < r.left - 1) out.push(`${what} runs ${Math.round((b.right - r.right) / scale)}px past the slide's edge`);
-    if (el.scrollWidth > el.clientWidth + 2 && getComputedStyle(el).overflowX !== 'visible')
-      out.push(`${what} is cut at the right (${el.scrollWidth - el.clientWidth}px hidden in a sideways scroll): "${el.innerText.split('\n').find(l => l.length > 0).slice(0, 50)}"`);
-  }
-  // type: every element that holds text itself
-  const small = {};
-  const walker = document.createTreeWalker(sec, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (!n.textContent.trim()) continue;
-    const el = n.parentElement;
-    if (!visible(el) || el.closest('.jp-InputPrompt, .jp-OutputPrompt')) continue;
-    const px = parseFloat(getComputedStyle(el).fontSize);
-    let kind = null, min = 0;
-    if (el.closest('.jp-CodeCell .jp-InputArea')) { kind = 'code'; min = limits.code; }
-    else if (el.closest('.jp-OutputArea-output')) { kind = 'output'; min = limits.code; }
-    else if (el.closest('.jp-RenderedMarkdown')) { kind = 'text'; min = limits.text; }
-    else continue;
-    if (px < min - 0.05) { const k = `${kind} ${px}px`; small[k] = small[k] || n.textContent.trim().slice(0, 40); }
-  }
-  for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
-  return {problems: out, scale: Math.round(scale * 1000) / 1000, h: sec.scrollHeight, ch: sec.clientHeight};
-}
-"""
-# Reveal lays the slide out again on the window's resize event; the headless window's resize
-# (Playwright's viewport) may come before the new size is laid out, so ask again until it fits.
-FITS_JS = """([w, h]) => {
-  const ok = Math.abs(document.querySelector('.reveal .slides').getBoundingClientRect().width
-                      - 1280 * Math.min(w / 1280, h / 720)) < 2;
-  if (!ok) window.dispatchEvent(new Event('resize'));
-  return ok;
-}"""
-FIRST_JS = """() => { for (let i = 0; i < 500; i++) {
-  const back = document.querySelector('.reveal .controls .navigate-left.enabled, .reveal .controls .navigate-up.enabled');
-  if (!back) break; back.click(); } }"""
-# every fragment of the present slide shown, as the presenter would before moving on
-# (Reveal marks the arrow that shows the next fragment "fragmented": down on a slide in a stack,
-# right on one alone; right in the deck's last stack would show none, as the space bar does)
-FRAGMENTS_JS = """() => { for (let i = 0; i < 50 && document.querySelector(
-    '.reveal section.present:not(.stack) .fragment:not(.visible)'); i++)
-  (document.querySelector('.reveal .controls .navigate-down.enabled.fragmented') ||
-   document.querySelector('.reveal .controls .navigate-right')).click(); }"""
-NEXT_JS = """() => { const down = document.querySelector('.reveal .controls .navigate-down.enabled');
-  (down || document.querySelector('.reveal .controls .navigate-right')).click(); }"""
+# the page scripts the test runs, in tests/page_scripts/ (each says what it does)
+MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS = (
+    page_script(f"{name}.js", TEST_SCRIPTS)
+    for name in ("measure", "fits", "first", "fragments", "next"))
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +55,28 @@ def chromium():
         b = p.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
         yield b
         b.close()
+
+
+def test_every_page_script_is_javascript_a_browser_parses(chromium):
+    # the scripts the kit and this test run in pages are files (read by their readers and by
+    # this test), not strings inside Python: each parses, its placeholders filled in, and a
+    # script with a syntax error is caught by the same check
+    import re
+    scripts = sorted(paths.PAGE_SCRIPTS.glob("*.js")) + sorted(TEST_SCRIPTS.glob("*.js"))
+    assert len(scripts) >= 10
+    page = chromium.new_page()
+    try:
+        parses = "src => { try { new Function(src); return ''; } catch (e) { return String(e); } }"
+        assert page.evaluate(parses, "(a) => { return a +; }").startswith("SyntaxError")
+        bad = {}
+        for js in scripts:
+            text = re.sub(r"__[A-Z]+__", "null", js.read_text(encoding="utf-8"))
+            said = page.evaluate(parses, text)
+            if said:
+                bad[js.name] = said
+        assert bad == {}
+    finally:
+        page.close()
 
 
 def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=False,
@@ -282,42 +234,10 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     return prompts
 
 
-# The same walk as look_at_every_slide's, slide after slide inside the page (one call for a
-# whole deck at one size instead of four round trips a slide): [[slide, problems], ...], or
-# the slide number RISE showed where another was expected
-WALK_JS = f"""(a) => {{
-  const measure = {MEASURE_JS.strip()}, fragments = {FRAGMENTS_JS}, next = {NEXT_JS};
-  const out = [];
-  for (let i = a.first; i <= a.n; i++) {{
-    fragments();
-    const shown = document.querySelector('.reveal .slide-number').innerText.replace(/ /g, '');
-    if (shown !== `${{i}}/${{a.n}}`) return {{expected: i, shown, out}};
-    out.push([i, measure(a.limits).problems]);
-    if (i < a.n) next();
-  }}
-  return {{out}};
-}}"""
-
-
-# The same, backwards from the last slide to the first (the middle size's walk starts where the
-# first size's ended, instead of clicking back through the deck first): up inside a stack, else
-# left, each click until the number changes (a click first hides the slide's last fragment)
-BACK_WALK_JS = f"""(a) => {{
-  const measure = {MEASURE_JS.strip()}, fragments = {FRAGMENTS_JS};
-  const num = () => document.querySelector('.reveal .slide-number').innerText.replace(/ /g, '');
-  const back = () => (document.querySelector('.reveal .controls .navigate-up.enabled') ||
-                      document.querySelector('.reveal .controls .navigate-left.enabled')).click();
-  const out = [];
-  for (let i = a.n; i >= 1; i--) {{
-    fragments();
-    const shown = num();
-    if (shown !== `${{i}}/${{a.n}}`) return {{expected: i, shown, out}};
-    out.push([i, measure(a.limits).problems]);
-    for (let k = 0; i > 1 && k < 100 && num() === shown; k++) back();
-  }}
-  return {{out}};
-}}"""
-
+WALK_JS = page_script("walk.js", TEST_SCRIPTS).replace("__MEASURE__", MEASURE_JS.strip()).replace(
+    "__FRAGMENTS__", FRAGMENTS_JS).replace("__NEXT__", NEXT_JS)
+BACK_WALK_JS = page_script("back_walk.js", TEST_SCRIPTS).replace(
+    "__MEASURE__", MEASURE_JS.strip()).replace("__FRAGMENTS__", FRAGMENTS_JS)
 
 def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
     """Each slide of the deck, all fragments shown, at each of SIZES (its cells run at the

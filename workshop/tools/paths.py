@@ -64,10 +64,11 @@ _UMASK = _read_umask()
 PAGE_SCRIPTS = Path(__file__).with_name("page_scripts")   # JavaScript the tools run in pages
 
 
-def page_script(name: str) -> str:
-    """A script of page_scripts/, without the // comment lines that head it (they are for
-    its reader; Playwright's evaluate wants the bare function)."""
-    lines = (PAGE_SCRIPTS / name).read_text(encoding="utf-8").split("\n")
+def page_script(name: str, folder: Path = PAGE_SCRIPTS) -> str:
+    """A script of page_scripts/ (or of `folder`: the tests' own), without the // comment
+    lines that head it (they are for its reader; Playwright's evaluate wants the bare
+    function)."""
+    lines = (folder / name).read_text(encoding="utf-8").split("\n")
     while lines and lines[0].startswith("//"):
         lines.pop(0)
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n")

@@ -1,0 +1,55 @@
+// One slide as the audience sees it: the 1280×720 slide inside the window (letterboxed, never
+// cropped), the present slide's content inside the slide or reachable by its scroll, no line cut
+// at the right, and type sizes in the slide's own px (Reveal scales them with the slide).
+(limits) => {
+  // One slide as the audience sees it: the 1280×720 slide inside the window, the present
+  // slide's content inside the slide or reachable by its scroll, and type sizes (in the
+  // slide's own px, which Reveal scales with the slide).
+  const W = innerWidth, H = innerHeight, out = [];
+  const slides = document.querySelector('.reveal .slides');
+  const sr = slides.getBoundingClientRect();
+  const scale = sr.width / 1280;
+  if (sr.left < -1 || sr.top < -1 || sr.right > W + 1 || sr.bottom > H + 1)
+    out.push(`the slide (${Math.round(sr.left)},${Math.round(sr.top)} ${Math.round(sr.width)}×${Math.round(sr.height)}) is cropped by the ${W}×${H} window`);
+  if (Math.abs(sr.height / 720 - scale) > 0.01) out.push(`the slide is not 16:9 (${sr.width}×${sr.height})`);
+  const fill = Math.max(sr.width / W, sr.height / H);
+  if (fill < 0.97) out.push(`the slide fills only ${Math.round(fill * 100)}% of the window`);
+  const sec = document.querySelector('.reveal .slides section.present:not(.stack)');
+  const r = sec.getBoundingClientRect();
+  if (r.left < sr.left - 1 || r.right > sr.right + 1 || r.top < sr.top - 1 || r.bottom > sr.bottom + 1)
+    out.push('the slide box runs outside the slide');
+  const cs = getComputedStyle(sec);
+  if (sec.scrollHeight > sec.clientHeight + 2 && !['auto', 'scroll'].includes(cs.overflowY))
+    out.push(`content ${sec.scrollHeight - sec.clientHeight}px below the edge and no scroll`);
+  if (sec.scrollWidth > sec.clientWidth + 2)
+    out.push(`content ${sec.scrollWidth - sec.clientWidth}px past the right edge`);
+  const visible = (el) => { const b = el.getBoundingClientRect();
+    return b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden' &&
+      !el.closest('.reveal-skip, aside.notes, .fragment:not(.visible)'); };
+  // anything wider than the slide box: a cell, a picture, an output line
+  for (const el of sec.querySelectorAll('.jp-Cell, img, svg, pre, table, .cm-scroller, .workshop-shown')) {
+    if (!visible(el)) continue;
+    const b = el.getBoundingClientRect();
+    const what = el.className && el.className.baseVal === undefined ? (el.tagName.toLowerCase() + '.' + String(el.className).split(' ')[0]) : el.tagName.toLowerCase();
+    if (b.right > r.right + 1 || b.left < r.left - 1) out.push(`${what} runs ${Math.round((b.right - r.right) / scale)}px past the slide's edge`);
+    if (el.scrollWidth > el.clientWidth + 2 && getComputedStyle(el).overflowX !== 'visible')
+      out.push(`${what} is cut at the right (${el.scrollWidth - el.clientWidth}px hidden in a sideways scroll): "${el.innerText.split('\n').find(l => l.length > 0).slice(0, 50)}"`);
+  }
+  // type: every element that holds text itself
+  const small = {};
+  const walker = document.createTreeWalker(sec, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!n.textContent.trim()) continue;
+    const el = n.parentElement;
+    if (!visible(el) || el.closest('.jp-InputPrompt, .jp-OutputPrompt')) continue;
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    let kind = null, min = 0;
+    if (el.closest('.jp-CodeCell .jp-InputArea')) { kind = 'code'; min = limits.code; }
+    else if (el.closest('.jp-OutputArea-output')) { kind = 'output'; min = limits.code; }
+    else if (el.closest('.jp-RenderedMarkdown')) { kind = 'text'; min = limits.text; }
+    else continue;
+    if (px < min - 0.05) { const k = `${kind} ${px}px`; small[k] = small[k] || n.textContent.trim().slice(0, 40); }
+  }
+  for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
+  return {problems: out, scale: Math.round(scale * 1000) / 1000, h: sec.scrollHeight, ch: sec.clientHeight};
+}
