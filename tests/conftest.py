@@ -5,6 +5,7 @@ import fcntl
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -231,6 +232,20 @@ def pdf_pages(pdf: Path) -> tuple[str, ...]:
                          text=True, check=True, timeout=120).stdout
     pages = out.split("\f")      # pdftotext ends every page with a form feed
     return tuple(pages[:-1] if pages[-1] == "" else pages)
+
+
+def pdf_fills(pdf: Path) -> list[float]:
+    """How far down each page its content reaches (0 top, 1 bottom), the footer aside: the
+    lowest word's bottom edge (poppler's pdftotext -bbox; a picture's labels are words too)."""
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    fills = []
+    for _, height, body in re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>',
+                                      out, re.S):
+        h = float(height)
+        ys = [y for y in map(float, re.findall(r'yMax="([\d.]+)"', body)) if y < 0.92 * h]
+        fills.append(max(ys, default=0.0) / h)   # (the footer sits in the last 8%)
+    return fills
 
 
 def tiny(path, *sources, deck=False):

@@ -7,7 +7,7 @@ import subprocess
 
 import nbformat
 import pytest
-from conftest import pdf_pages
+from conftest import pdf_fills, pdf_pages
 from pypdf import PdfReader
 
 from workshop import PINNED_JAX
@@ -236,6 +236,26 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
                     assert _loose(last) in text, f"“{slide.title}”: output ends “{last}”"
 
 
+@pytest.mark.parametrize("lab", nbs.lab_sources(), ids=lambda p: p.stem)
+def test_every_lab_sheet_prints_the_source_its_tasks_ask_to_read(runs, lab):
+    # J2's sheet said "Read it first" over a cell whose output (the loop's source) it did not
+    # print: a reader of the PDF had nothing to read. Every cell that prints source a task
+    # reads (inspect.getsource, show_source) has its output on the attendee's sheet.
+    executed = nbformat.reads(runs[(lab, None)][1], as_version=4)
+    sheet = _loose("".join(pdf_pages(handouts.targets(lab)[0])))
+    asked = 0
+    for cell in executed.cells:
+        if cell.cell_type != "code" or not re.search(r"getsource\(|show_source\(", cell.source):
+            continue
+        text = "".join(o.get("text") or o.get("data", {}).get("text/plain", "")
+                       for o in cell.get("outputs", []))
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        asked += 1
+        assert _loose(first)[:40] in sheet, f"{lab.stem}: the sheet lacks “{first[:60]}”"
+    if lab.stem.startswith("J2"):
+        assert asked and "deftrain_buggy(" in sheet
+
+
 # What is the author's, never the reader's: build diagnostics, the hint to see more, machine
 # paths, the solution markers of a lab's source.
 # (A path or an argument a slide shows on purpose, --xla_dump_to=/tmp/dumps or
@@ -251,11 +271,17 @@ def test_nothing_for_the_author_and_no_near_empty_page(pdf):
         flat = re.sub(r"\s+", "", text)
         for bad in FOR_THE_AUTHOR:
             assert re.sub(r"\s+", "", bad) not in flat, f"{pdf.name} p{i}: “{bad}”"
-        if ".slides." in pdf.name or i == len(pages):
-            continue          # a slide may be short (a title, a question); so may a last page
-        # a page of a reading handout or a sheet with next to nothing on it: an orphaned
-        # notes box or a lone line pushed over (the footer line is about 60 characters)
-        assert len(flat) > 160, f"{pdf.name} p{i} is nearly empty: “{text.strip()[:120]}”"
+        if ".slides." in pdf.name:
+            continue          # a slide may be short (a title, a question)
+        # a notes box keeps its label: no page ends on it, its notes on the next page
+        body = [line.strip() for line in text.split("\n") if line.strip()][:-1]   # no footer
+        assert body[-1:] != ["Notes"], f"{pdf.name} p{i} ends on a notes box's label"
+    if ".slides." in pdf.name:
+        return
+    # a page of a reading handout or a sheet with next to nothing on it (a notes box alone, a
+    # slide's last lines, a divider): its content ends in the top quarter. A last page may.
+    for i, fill in enumerate(pdf_fills(pdf)[:-1], 1):
+        assert fill > 0.25, f"{pdf.name} p{i} is nearly empty: its content ends {fill:.0%} down"
 
 
 def test_the_cleaning_leaves_no_path_and_no_solution_marker():

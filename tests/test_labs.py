@@ -212,7 +212,8 @@ def test_each_solution_is_its_blocks_code_without_the_markers():
 def test_the_sheet_keeps_what_a_task_gives_to_read_and_nothing_that_answers_it():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     out = lambda text: [nbformat.v4.new_output("stream", name="stdout", text=text)]
-    cells = [md("## Task 1 · Read"), code("print(source_of_h)", outputs=out("def h(x): ...")),
+    cells = [md("# The lab"), code("print(the_loop)", outputs=out("def loop(): ...")),
+             md("## Task 1 · Read"), code("print(source_of_h)", outputs=out("def h(x): ...")),
              code("answer = None\n### BEGIN SOLUTION\nanswer = 5\n### END SOLUTION"),
              code("q1.check(answer)", outputs=out("✓ Correct")),
              code("jaxpr_of(h)   # now look", outputs=out("{ lambda ; a. let ... }")),
@@ -229,10 +230,12 @@ def test_the_sheet_keeps_what_a_task_gives_to_read_and_nothing_that_answers_it()
         c.pop("outputs", None) if c.cell_type == "markdown" else c.update(outputs=[])
     got = labgen.with_given_outputs(sheet, solution)
     shown = {i: c.outputs[0].text for i, c in enumerate(got.cells) if c.get("outputs")}
-    assert shown == {1: "def h(x): ..."}   # not the verdict, the reveal, an answer's use, an error
+    # what the lab gives to read before its tasks (J2's loop, whose source task 2 asks about),
+    # and a task's own; not the verdict, the reveal, an answer's use, an error
+    assert shown == {1: "def loop(): ...", 3: "def h(x): ..."}
     assert all(not c.get("outputs") for c in sheet.cells)   # the sheet itself is untouched
     with pytest.raises(errors.KitError, match="does not match its solution"):
-        labgen.with_given_outputs(nbformat.v4.new_notebook(cells=sheet.cells[:3]), solution)
+        labgen.with_given_outputs(nbformat.v4.new_notebook(cells=sheet.cells[:5]), solution)
 
 
 def test_a_check_puts_back_what_an_answer_changed_for_the_whole_kernel():

@@ -11,6 +11,7 @@ import pytest
 from workshop import (
     ClaimFailed,
     refuses,
+    show,
     show_cost,
     show_hlo,
     show_jaxpr,
@@ -34,10 +35,13 @@ def test_show_source_gives_real_path_and_line_numbers():
 def test_show_source_by_name_window_marks_and_folded_docstring():
     s = show_source("jax._src.core.Primitive.bind", start="prev_trace = trace_ctx.trace",
                     stop="finally:", mark="bind_with_trace")
-    assert s.lines[0].strip() == "prev_trace = trace_ctx.trace" and len(s.lines) == 5
+    # stop="finally:" would end on a header with no body: the excerpt stops before it
+    assert s.lines[0].strip() == "prev_trace = trace_ctx.trace" and len(s.lines) == 4
+    assert s.lines[-1].strip().startswith("return self.bind_with_trace")
     assert len(s.marked) == 1 and "▶" in str(s)
     j = show_source(jax.jit, max_lines=18)
-    assert "⋮ docstring" in str(j) and j.notes and "more lines cut" in j.notes[0]
+    assert "⋮ docstring" in str(j) and j.notes and "more lines (to line" in j.notes[0]
+    assert str(j).split("\n")[-1] == j.cut and j.cut.startswith("⋯ not shown: ")
 
 
 def test_show_source_html_is_highlighted_inline_for_export():
@@ -73,7 +77,7 @@ def test_show_source_folds_upstream_todos_and_cuts_wide_lines():
     assert max(map(len, narrow.lines)) == 40
     whole = show_source(fn, max_lines=None, width=None)
     assert not whole.notes and max(map(len, whole.lines)) > 40
-    assert f"⋯ {sum(len(t) > 40 for t in whole.lines)} lines cut at 40 columns (…)" in narrow.notes
+    assert f"{sum(len(t) > 40 for t in whole.lines)} line ends (…)" in narrow.notes
 
 
 def test_trim_drops_terminal_colours():
@@ -83,8 +87,51 @@ def test_trim_drops_terminal_colours():
 def test_trim_marks_what_it_cut():
     s = trim("\n".join("x" * (100 if i % 2 else 5) for i in range(20)), max_lines=5, width=10)
     assert s.lines == ["xxxxx", "x" * 9 + "…", "xxxxx", "x" * 9 + "…", "xxxxx"]
-    assert s.notes == ["⋯ 15 more lines cut (20 in all)", "⋯ 2 line(s) cut at 10 columns (…)"]
+    assert s.notes == ["15 more lines of 20", "2 line ends (…)"]
+    # what was cut is one quiet line after the block, in the text and in the slide's HTML
+    assert str(s).split("\n")[-1] == "⋯ not shown: 15 more lines of 20, 2 line ends (…)"
+    assert s._repr_html_().count("not shown") == 1
     assert trim("short").notes == [] and trim("a\nb", max_lines=2).notes == []
+    assert trim("short").cut == "" and "not shown" not in str(trim("short"))
+
+
+def test_trim_keeps_the_line_the_slide_is_about_whole():
+    text = "\n".join([f"  line {i}" for i in range(20)]
+                     + ["  %all-reduce = f32[8] all-reduce(x), channel_id=1, "
+                        "replica_groups={{0,1,2,3},{4,5,6,7}}, to_apply=%add"] + ["}"])
+    s = trim(text, max_lines=8, width=40, keep="all-reduce")
+    joined = "".join(line.strip() for line in s.lines)
+    assert "replica_groups={{0,1,2,3},{4,5,6,7}}" in joined   # wrapped, never cut
+    assert max(map(len, s.lines)) <= 40 and not any(line.endswith("…") for line in s.lines)
+    assert s.lines[:6] == [f"  line {i}" for i in range(6)] and s.lines[6] == "  ⋯"
+    assert s.notes == ["14 more lines of 22"]
+    # the kept line within the first lines: cut as any other would be, but wrapped
+    near = trim(text, max_lines=30, width=40, keep="all-reduce")
+    assert "  ⋯" not in near.lines and len(near.lines) > 22
+    # a keep that matches nothing fails (the slide's point left the output)
+    with pytest.raises(LookupError, match="keep='all-gather' matches no line"):
+        trim(text, keep="all-gather")
+
+
+def test_a_source_excerpt_never_ends_on_a_dangling_header():
+    # a max_lines cut that would end on `else:` (05's slide did) or `def f():` backs up to the
+    # last line with a body shown; the note counts what went
+    import textwrap
+    src = textwrap.dedent('''
+        def f(x):
+            if x:
+                y = 1
+            else:
+                y = 2
+            return y
+        ''').strip("\n").split("\n")
+    for n in range(2, 7):
+        rows = [(i + 1, t) for i, t in enumerate(src)]
+        got, notes = show._cut(rows, n, set(), "f")
+        assert not show._dangles(got[-1][1]) or len(got) == 1, (n, got)
+        assert (notes == []) == (len(got) == len(src))
+    got, _ = show._cut([(i + 1, t) for i, t in enumerate(src)], 4, {4}, "f")
+    assert got[-1][1].strip() == "else:"    # unless that line is the one the slide marks
 
 
 def test_the_four_stations_helpers():
@@ -95,7 +142,7 @@ def test_the_four_stations_helpers():
     compiled = lowered.compile()
     h = show_hlo(compiled, max_lines=None, width=None)
     assert "ENTRY" in h.text and "FileNames" not in h.text and "metadata={" not in h.text
-    assert any("fusion bodies" in n for n in h.notes)
+    assert any("other computation" in n for n in h.notes)
     assert "argument bytes" in str(show_cost(compiled)) and "16" in str(show_cost(compiled))
 
 

@@ -35,9 +35,9 @@ def hlo_text(compiled) -> tuple[str, list[str]]:
     text = "\n".join(out)
     text, n_meta = _HLO_META.subn("", text)
     if dropped:
-        notes.append(f"⋯ source-location tables dropped ({dropped} lines)")
+        notes.append(f"{dropped} location-table lines")
     if n_meta:
-        notes.append(f"⋯ metadata={{…}} dropped from {n_meta} instructions")
+        notes.append(f"metadata of {n_meta} ops")
     text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
     return text, notes
 

@@ -28,7 +28,7 @@ class Shown:
     lexer: str | None = None        # pygments lexer name for HTML highlighting
     numbers: list[int | None] | None = None   # real line number of each line (source only)
     marked: set[int] = field(default_factory=set)   # real line numbers of marked lines
-    notes: list[str] = field(default_factory=list)  # what was cut, shown after the block
+    notes: list[str] = field(default_factory=list)  # what was cut: one quiet line after it
 
     @property
     def lines(self) -> list[str]:
@@ -40,13 +40,18 @@ class Shown:
             return "       "
         return f"{'▶' if n in self.marked else ' '}{n:5d} "
 
+    @property
+    def cut(self) -> str:
+        """What was cut, in one line ("" when nothing was)."""
+        return f"⋯ not shown: {', '.join(self.notes)}" if self.notes else ""
+
     def __str__(self) -> str:
         out = [self.title] if self.title else []
         if self.numbers is None:
             out += self.lines
         else:
             out += [f"{self._gutter(i)}│ {line}" for i, line in enumerate(self.lines)]
-        return "\n".join(out + self.notes)
+        return "\n".join(out + ([self.cut] if self.cut else []))
 
     __repr__ = __str__
 
@@ -70,28 +75,68 @@ class Shown:
                 + "\n".join(rows) + "</pre>")
         head = (f"<div style='font-family:monospace;font-weight:bold;color:#555'>"
                 f"{html.escape(self.title)}</div>" if self.title else "")
-        tail = "".join(f"<div style='font-family:monospace;color:#666'>{html.escape(n)}</div>"
-                       for n in self.notes)
+        tail = (f"<div style='font-family:monospace;color:#777'>{html.escape(self.cut)}</div>"
+                if self.cut else "")
         return f"<div class='workshop-shown'>{head}{body}{tail}</div>"
 
 
 # --------------------------------------------------------------------------- trimming
 
 def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
-         title: str = "", lexer: str | None = None) -> Shown:
-    """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut."""
+         title: str = "", lexer: str | None = None, keep: str | None = None) -> Shown:
+    """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut in one
+    quiet line. keep: a regular expression for the line(s) the slide is about; each is shown,
+    whole (wrapped at `width`, never cut), and the lines cut to make room are others (a ⋯ line
+    stands where they were). A keep that matches no line raises LookupError: the slide's point
+    is gone from the output, which fails the build."""
     text = _ANSI.sub("", text)   # JAX colours jaxprs in a kernel; a slide's HTML cannot
     lines = text.rstrip("\n").split("\n")
+    hot = {i for i, line in enumerate(lines) if keep and re.search(keep, line)}
+    if keep and not hot:
+        raise LookupError(f"trim: keep={keep!r} matches no line of the {title or 'text'}")
     notes = []
+    shown = list(range(len(lines)))
     if max_lines is not None and len(lines) > max_lines:
-        notes.append(f"⋯ {len(lines) - max_lines} more lines cut ({len(lines)} in all)")
-        lines = lines[:max_lines]
+        k = len(lines) - max_lines
+        notes.append(f"{k} more line{'s' if k > 1 else ''} of {len(lines)}")
+        shown = _window(len(lines), max_lines, hot)
+    out = []
+    for k, i in enumerate(shown):
+        if k and i != shown[k - 1] + 1:
+            out.append("  ⋯")   # lines cut here, to keep a line the slide is about
+        out += _wrap(lines[i], width) if i in hot else [lines[i]]
     if width is not None:
-        long = sum(len(line) > width for line in lines)
+        long = sum(len(line) > width for line in out)
         if long:
-            lines = [line if len(line) <= width else line[:width - 1] + "…" for line in lines]
-            notes.append(f"⋯ {long} line(s) cut at {width} columns (…)")
-    return Shown("\n".join(lines), title=title, lexer=lexer, notes=notes)
+            out = [line if len(line) <= width else line[:width - 1] + "…" for line in out]
+            notes.append(f"{long} line end{'s' if long > 1 else ''} (…)")
+    return Shown("\n".join(out), title=title, lexer=lexer, notes=notes)
+
+
+def _window(n: int, max_lines: int, hot: set[int]) -> list[int]:
+    """Which of n lines to show in max_lines: the first ones, and every hot line (the first
+    ones fewer, by the hot lines past them and a ⋯ line for the gap)."""
+    late = sorted(i for i in hot if i >= max_lines)
+    if not late:
+        return list(range(max_lines))
+    head = max(max_lines - len(late) - 1, 0)
+    return list(range(head)) + [i for i in sorted(hot) if i >= head]
+
+
+def _wrap(line: str, width: int | None) -> list[str]:
+    """A line shown whole: broken at a space (else at `width`) into pieces no wider than
+    `width`, each after the first indented as the line is, two more."""
+    if width is None or len(line) <= width:
+        return [line]
+    pad = " " * min(len(line) - len(line.lstrip()) + 2, width // 2)
+    out, rest, room = [], line, width
+    while len(rest) > room:
+        lead = len(rest) - len(rest.lstrip())   # (never break inside the indent)
+        cut = rest.rfind(" ", max(room // 2, lead + 1), room + 1)
+        cut = cut if cut > 0 else room
+        out.append(rest[:cut].rstrip())
+        rest, room = pad + rest[cut:].lstrip(), width
+    return out + [rest]
 
 
 # --------------------------------------------------------------------------- source
@@ -210,6 +255,38 @@ def _fold_noise(rows: list[tuple[int | None, str]]) -> list[tuple[int | None, st
     return out
 
 
+def _cut(rows: list, max_lines: int | None, marked: set[int], where: str) -> tuple[list, list]:
+    """The first max_lines rows, never ending on a dangling header, and the note of the cut;
+    a marked line past them raises ValueError (the slide would point at a hidden line)."""
+    last = next(n for n, _ in reversed(rows) if n is not None)
+    keep = len(rows) if max_lines is None else min(max_lines, len(rows))
+    hidden = sorted(n for n, _ in rows[keep:] if n in marked)
+    if hidden:
+        raise ValueError(f"show_source: marked line {hidden[0]} of {where} is past "
+                         f"max_lines={max_lines}: narrow start/stop or raise max_lines")
+    while keep > 1 and rows[keep - 1][0] not in marked | {None} and _dangles(rows[keep - 1][1]):
+        keep -= 1   # an excerpt never ends on a header whose body it does not show
+    if keep == len(rows):
+        return rows, []
+    n = len(rows) - keep
+    return rows[:keep], [f"{n} more line{'s' if n > 1 else ''} (to line {last})"]
+
+
+def _cut_width(rows: list, width: int | None, notes: list[str]) -> tuple[list, list]:
+    long = 0 if width is None else sum(len(t) > width for _, t in rows)
+    if not long:
+        return rows, notes
+    rows = [(n, t if len(t) <= width else t[:width - 1] + "…") for n, t in rows]
+    return rows, notes + [f"{long} line end{'s' if long > 1 else ''} (…)"]
+
+
+def _dangles(line: str) -> bool:
+    """A blank line, or a block's header (`else:`, `def f(x):`, a decorator) with no body
+    after it: what an excerpt must not end on."""
+    code = line.split("#")[0].rstrip()
+    return not code or code.endswith(":") or code.lstrip().startswith("@")
+
+
 def show_source(obj, *, start: str | None = None, stop: str | None = None,
                 mark: str | list[str] | tuple[str, ...] = (), docstring: bool = False,
                 max_lines: int | None = 30, width: int | None = SOURCE_WIDTH) -> Shown:
@@ -242,20 +319,8 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
         if not hits:
             raise LookupError(f"show_source: mark {m!r} not found in the shown lines of {where}")
         marked |= hits
-    notes = []
-    if max_lines is not None and len(rows) > max_lines:
-        last = rows[-1][0]
-        notes.append(f"⋯ {len(rows) - max_lines} more lines cut (to line {last})")
-        hidden = sorted(n for n, _ in rows[max_lines:] if n in marked)
-        if hidden:
-            raise ValueError(f"show_source: marked line {hidden[0]} of {where} is past "
-                             f"max_lines={max_lines}: narrow start/stop or raise max_lines")
-        rows = rows[:max_lines]
-    if width is not None:
-        long = sum(len(t) > width for _, t in rows)
-        if long:
-            rows = [(n, t if len(t) <= width else t[:width - 1] + "…") for n, t in rows]
-            notes.append(f"⋯ {long} line{'s' if long > 1 else ''} cut at {width} columns (…)")
+    rows, notes = _cut(rows, max_lines, marked, where)
+    rows, notes = _cut_width(rows, width, notes)
     nums = [n for n, _ in rows if n is not None]
     return Shown("\n".join(t for _, t in rows),
                  title=f"{_relative(path)}:{nums[0]}–{nums[-1]}  {name}", lexer="python",
@@ -264,23 +329,27 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
 
 # --------------------------------------------------------------------------- four stations
 
-def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
-    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, or a `core.Jaxpr`."""
+def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
+               keep: str | None = None) -> Shown:
+    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, or a `core.Jaxpr`. keep: the
+    line(s) the slide is about (see `trim`)."""
     jaxpr = getattr(obj, "jaxpr", obj)
     n = len(getattr(jaxpr, "eqns", getattr(getattr(jaxpr, "jaxpr", None), "eqns", [])))
-    return trim(str(jaxpr), max_lines, width, title=f"jaxpr · {n} equations")
+    return trim(str(jaxpr), max_lines, width, title=f"jaxpr · {n} equations", keep=keep)
 
 
-def show_stablehlo(lowered, max_lines: int | None = MAX_LINES, width: int | None = WIDTH) -> Shown:
-    """Station 2: the StableHLO module of a `.lower()` result."""
-    return trim(lowered.as_text(), max_lines, width, title="StableHLO (lowered)")
+def show_stablehlo(lowered, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
+                   keep: str | None = None) -> Shown:
+    """Station 2: the StableHLO module of a `.lower()` result (keep: see `trim`)."""
+    return trim(lowered.as_text(), max_lines, width, title="StableHLO (lowered)", keep=keep)
 
 
 def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
-             entry_only: bool = True) -> Shown:
+             entry_only: bool = True, keep: str | None = None) -> Shown:
     """Station 3: the optimised HLO of a `.compile()` result, location tables dropped.
 
-    entry_only: show the module line and the ENTRY computation, not the fusion bodies.
+    entry_only: show the module line and the ENTRY computation, not the fusion bodies. keep:
+    the line(s) the slide is about, shown whole (see `trim`).
     """
     text, notes = hlo_text(compiled)
     if entry_only:
@@ -289,8 +358,8 @@ def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WI
         others = len(blocks) - 1 - len(entry)
         text = "\n".join([blocks[0].split("\n")[0]] + entry)
         if others > 0:
-            notes.append(f"⋯ {others} other computation(s) (fusion bodies, regions) not shown")
-    shown = trim(text, max_lines, width, title="HLO (compiled, optimised)")
+            notes.append(f"{others} other computation{'s' if others > 1 else ''}")
+    shown = trim(text, max_lines, width, title="HLO (compiled, optimised)", keep=keep)
     shown.notes = notes + shown.notes
     return shown
 

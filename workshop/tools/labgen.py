@@ -90,8 +90,9 @@ def _names_defined(source: str) -> set[str]:
 
 def with_given_outputs(sheet, executed):
     """The attendee sheet with the outputs a task gives the attendee to read (a function's
-    source, a refusal), taken from the executed solution: in each task, the cells between its
-    heading and its first answer cell, unless they use a name some answer defines (their
+    source, a refusal), taken from the executed solution: the cells before the first task (the
+    lab's own material: the code its tasks ask to read) and, in each task, the cells between
+    its heading and its first answer cell, unless they use a name some answer defines (their
     output would give an answer away). Everything else stays without outputs."""
     import re
     solution = [c for c in executed.cells if "check" not in nbs.tags(c)]
@@ -100,7 +101,7 @@ def with_given_outputs(sheet, executed):
                               "python -m workshop labs")
     answers = set().union(*(_names_defined(c.source) for c in solution if BEGIN in c.source))
     out = copy.deepcopy(sheet)
-    giving = False
+    giving = True   # before the first task: the lab's material, to read
     for mine, ran in zip(out.cells, solution):
         if mine.cell_type == "markdown" and re.match(r"#+ Task \d", mine.source):
             giving = True

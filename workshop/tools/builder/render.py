@@ -144,7 +144,8 @@ SLIDES_CSS = """
 READING_CSS = """
 @page { size: A4; margin: 16mm 16mm 18mm 16mm; }
 body { font-size: 11pt; line-height: 1.4; }
-.part { break-inside: auto; margin-bottom: 10mm; }
+.part { break-inside: avoid; margin-bottom: 10mm; }   /* a slide and its notes on one page */
+.sheet { break-inside: auto; }   /* a lab sheet is one part, pages long */
 .md { font-size: 11pt; }
 h1 { font-size: 22pt; } h2 { font-size: 16pt; break-after: avoid; }
 h3 { font-size: 13pt; break-after: avoid; }
@@ -152,8 +153,8 @@ pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: 
 .workshop-filemap { font-size: 8.5pt !important; }   /* 20 px on a slide */
 .cell { margin: 3mm 0; break-inside: avoid; }
 .notes { background: #fff8e1; border-left: 3px solid #d4a72c; padding: 2mm 4mm; margin: 3mm 0;
-         font-size: 10pt; break-before: avoid; }
-.notes b { color: #7a5a00; }
+         font-size: 10pt; break-before: avoid; break-inside: avoid; }
+.notes .label { font-weight: bold; color: #7a5a00; break-after: avoid; }
 .notes p, .notes li { widows: 4; orphans: 3; }   /* never a line or two alone on a page */
 .section { break-before: page; }
 .workshop-shown div { font-size: 8pt; }
@@ -206,17 +207,21 @@ def slides_html(nb, title: str) -> str:
 
 
 def reading_html(nb, title: str) -> str:
-    parts = []
+    parts, divider = [], False
     for s in slides(nb, reader=True):
         cells = "".join(cell_html(c) for c in s.cells)
-        # one box a slide, kept with its slide (never alone on a page)
-        notes = (f"<div class='notes'><b>Notes</b> {''.join(markdown(n) for n in s.notes)}</div>"
-                 if s.notes else "")
-        cls = "part section" if s.level == 1 and parts else "part"
-        parts.append(f"<div class='{cls}'>{cells}{notes}</div>")
+        # one box a slide, whole on one page with its label, kept with its slide
+        notes = (f"<div class='notes'><div class='label'>Notes</div>"
+                 f"{''.join(markdown(n) for n in s.notes)}</div>" if s.notes else "")
+        # a section starts a page, but for one that follows a divider (a section of one slide
+        # of prose, as the appendix's title): that would print a near-empty page
+        new_page = s.level == 1 and parts and not divider
+        parts.append(f"<div class='part{' section' if new_page else ''}'>{cells}{notes}</div>")
+        divider = s.level == 1 and all(c.cell_type == "markdown" for c in s.cells)
     return _doc(title, READING_CSS, credit() + "".join(parts))
 
 
 def sheet_html(nb, title: str) -> str:
     cells = [cell_html(c) for c in nb.cells if "check" not in nbs.tags(c)]
-    return _doc(title, READING_CSS, credit() + "<div class='part'>" + "".join(cells) + "</div>")
+    return _doc(title, READING_CSS, credit() + "<div class='part sheet'>" + "".join(cells)
+                + "</div>")
