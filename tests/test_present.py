@@ -373,6 +373,67 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     assert problems == [], "\n".join(problems[:40])
 
 
+@pytest.fixture
+def real_window():
+    """A headed Chromium in a virtual display (Xvfb): its window is resized as a window is,
+    by the display (a projector plugged in, F11), not by a viewport or a synthetic event."""
+    exe, xvfb = browser.find(), shutil.which("Xvfb")
+    if exe is None or xvfb is None:
+        why = "no Xvfb (apt-get install -y xvfb)" if exe else f"no browser: {browser.INSTALL}"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    display = f":{90 + os.getpid() % 400}"
+    x = subprocess.Popen([xvfb, display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from playwright.sync_api import sync_playwright
+        with sync_playwright() as p:
+            time.sleep(0.5)   # (the display accepts clients within a moment)
+            b = p.chromium.launch(executable_path=exe, headless=False,
+                                  args=browser.ARGS + ["--window-size=1920,1080",
+                                                       "--window-position=0,0"],
+                                  env={**os.environ, "DISPLAY": display})
+            yield b
+            b.close()
+    finally:
+        x.terminate()
+        x.wait(timeout=10)
+
+
+@pytest.mark.browser
+def test_a_real_window_resize_refits_the_slide(real_window, presenting):
+    # after the window changed size the slide kept the previous window's scale (cropped when
+    # the window shrank, small when it grew): Reveal laid it out before JupyterLab had resized
+    # its panel. The page script lays it out again once the size settles.
+    context = real_window.new_context(no_viewport=True)
+    page = context.new_page()
+    try:
+        page.goto(presenting["url"])
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        cdp = context.new_cdp_session(page)
+        window = cdp.send("Browser.getWindowForTarget")["windowId"]
+        measured = ("() => { const r = document.querySelector('.reveal .slides')"
+                    ".getBoundingClientRect(); return [innerWidth, innerHeight, r.width]; }")
+        for w, h in [(1366, 768), (2560, 1440), (1280, 720), (1600, 900)]:
+            cdp.send("Browser.setWindowBounds", {"windowId": window,
+                                                 "bounds": {"width": w, "height": h}})
+            page.wait_for_function(f"() => Math.abs(innerWidth - {w}) < 4", timeout=10_000)
+            try:   # the slide fills the new window, letterboxed: it fits within 2 s
+                page.wait_for_function(
+                    "() => { const r = document.querySelector('.reveal .slides')"
+                    ".getBoundingClientRect(); return Math.abs(r.width - 1280 * "
+                    "Math.min(innerWidth / 1280, innerHeight / 720)) < 2; }",
+                    timeout=2_000, polling=100)
+            except Exception:
+                vw, vh, got = page.evaluate(measured)
+                pytest.fail(f"after a resize to {w}×{h} the slide is {got:.0f} px wide in a "
+                            f"{vw}×{vh} page (it should be "
+                            f"{1280 * min(vw / 1280, vh / 720):.0f})")
+    finally:
+        context.close()
+
+
 @pytest.mark.browser
 def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
                                                                   executed_decks):

@@ -58,6 +58,18 @@
   new MutationObserver(function () {
     if (!queued) { queued = true; requestAnimationFrame(mark); }
   }).observe(document.documentElement, {childList: true, subtree: true});
+  // A window that changes size (a projector plugged in, F11): Reveal lays the slide out on the
+  // window's resize event, before JupyterLab has given the slideshow's panel its new size, so
+  // the slide kept the previous window's scale, cropped or small (measured in a real window).
+  // Once the size has settled, Reveal lays it out again (its postMessage API: layout).
+  var settle = [];
+  function relayout() {
+    window.postMessage(JSON.stringify({method: 'layout', args: []}), '*');
+  }
+  window.addEventListener('resize', function () {
+    settle.forEach(clearTimeout);
+    settle = [setTimeout(relayout, 100), setTimeout(relayout, 500)];
+  });
   // present --rehearse: each slide change goes to the server, which keeps the time
   function sent() {
     if (!REHEARSE || receiver) return;
