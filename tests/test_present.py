@@ -44,17 +44,23 @@ MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS = (
 
 
 @pytest.fixture(scope="module")
-def chromium():
+def playwright_session():
+    """One Playwright per module: a second sync_playwright in the same process refuses."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def chromium(playwright_session):
     exe = browser.find()
     if exe is None:
         if os.environ.get("CI"):
             pytest.fail(f"no browser for the RISE test: {browser.INSTALL}")
         pytest.skip(f"no browser: {browser.INSTALL}")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
-        yield b
-        b.close()
+    b = playwright_session.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
+    yield b
+    b.close()
 
 
 def test_every_page_script_is_javascript_a_browser_parses(chromium):
@@ -374,7 +380,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
 
 
 @pytest.fixture
-def real_window():
+def real_window(playwright_session):
     """A headed Chromium in a virtual display (Xvfb): its window is resized as a window is,
     by the display (a projector plugged in, F11), not by a viewport or a synthetic event."""
     exe, xvfb = browser.find(), shutil.which("Xvfb")
@@ -387,15 +393,12 @@ def real_window():
     x = subprocess.Popen([xvfb, display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        from playwright.sync_api import sync_playwright
-        with sync_playwright() as p:
-            time.sleep(0.5)   # (the display accepts clients within a moment)
-            b = p.chromium.launch(executable_path=exe, headless=False,
-                                  args=browser.ARGS + ["--window-size=1920,1080",
-                                                       "--window-position=0,0"],
-                                  env={**os.environ, "DISPLAY": display})
-            yield b
-            b.close()
+        time.sleep(0.5)   # (the display accepts clients within a moment)
+        b = playwright_session.chromium.launch(
+            executable_path=exe, headless=False, env={**os.environ, "DISPLAY": display},
+            args=browser.ARGS + ["--window-size=1920,1080", "--window-position=0,0"])
+        yield b
+        b.close()
     finally:
         x.terminate()
         x.wait(timeout=10)

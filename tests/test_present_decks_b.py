@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from test_present import chromium, executed_decks, presenting  # noqa: F401 (fixtures)
+from test_present import (  # noqa: F401 (fixtures)
+    chromium,
+    executed_decks,
+    playwright_session,
+    presenting,
+)
 from test_present import test_deck_opens_in_rise_and_every_slide_fits as _fits
 from test_present_decks_a import half
 

@@ -10,7 +10,12 @@ import sys
 import time
 
 import pytest
-from test_present import NEXT_JS, chromium, stop_present  # noqa: F401  (chromium: a fixture)
+from test_present import (  # noqa: F401  (chromium, playwright_session: fixtures)
+    NEXT_JS,
+    chromium,
+    playwright_session,
+    stop_present,
+)
 
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths, rehearse
