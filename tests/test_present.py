@@ -379,6 +379,17 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     assert problems == [], "\n".join(problems[:40])
 
 
+# the slide's scale, and the size of what Reveal draws outside the slide: the footer's and the
+# slide number's type, an arrow's height (3.6 em of the controls' 6 px at 1280×720)
+CHROME_JS = """() => {
+  const size = (q) => parseFloat(getComputedStyle(document.querySelector(q)).fontSize);
+  return [document.querySelector('.reveal .slides').getBoundingClientRect().width / 1280,
+          {footer: size('#rise-footer'), number: size('.reveal .slide-number'),
+           arrow: document.querySelector('.reveal .controls .navigate-right')
+                    .getBoundingClientRect().height}];
+}"""
+
+
 @pytest.fixture
 def real_window(playwright_session):
     """A headed Chromium in a virtual display (Xvfb): its window is resized as a window is,
@@ -433,6 +444,12 @@ def test_a_real_window_resize_refits_the_slide(real_window, presenting):
                 pytest.fail(f"after a resize to {w}×{h} the slide is {got:.0f} px wide in a "
                             f"{vw}×{vh} page (it should be "
                             f"{1280 * min(vw / 1280, vh / 720):.0f})")
+            # the footer, the slide number and the arrows sit outside the scaled slide: they
+            # are sized by the window as the slide is (16 px type at 1280×720, 32 at 2560×1440)
+            scale, chrome = page.evaluate(CHROME_JS)
+            for what, px in chrome.items():
+                want = {"footer": 16, "number": 16, "arrow": 21.6}[what] * scale
+                assert abs(px - want) < 1, f"{w}×{h}: the {what} is {px:.1f} px, not {want:.1f}"
     finally:
         context.close()
 
