@@ -519,6 +519,27 @@ def _notes_of_slide(nb, k: int) -> list[str]:
             if nbs.slide_type(c) == "notes"]
 
 
+# in the notes window: the upcoming preview's slide number and title (in the window's own
+# px), the "Upcoming" label over it, and how many help buttons the previews show; null until
+# the preview shows a slide (the first one it shows must be the next slide: it showed the
+# deck's first slide for seconds)
+UPCOMING_JS = """() => {
+  const host = document.querySelector('#upcoming-slide'), f = host && host.querySelector('iframe');
+  const doc = f && f.contentDocument, frames = [...document.querySelectorAll('iframe')];
+  const title = doc && doc.querySelector(
+    '.reveal .slides section.present:not(.stack) :is(h1, h2, h3)');
+  if (!title || getComputedStyle(title).visibility === 'hidden') return null;
+  const at = f.getBoundingClientRect();
+  return {number: doc.querySelector('.reveal .slide-number').innerText,
+          title_top: at.top + title.getBoundingClientRect().top,
+          label_bottom: host.querySelector('.overlay-element').getBoundingClientRect().bottom,
+          help: frames.filter(x => { const h = x.contentDocument &&
+            x.contentDocument.querySelector('#help-b');
+            return h && h.getBoundingClientRect().width > 0 &&
+                   getComputedStyle(h).display !== 'none'; }).length};
+}"""
+
+
 def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenting):
     # T opens Reveal's notes window. Before workshop.tools.present_extension it showed each note twice
     # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
@@ -549,6 +570,13 @@ def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenti
     for words in starts(2):   # each note once, rendered
         assert shown.count(words) == 1, (words, shown[:300])
     assert not any(w in shown for w in starts(1)), "slide 1's notes shown on slide 2"
+    # the previews: the next slide upcoming, its title below the "Upcoming" label (it was
+    # under it), and no help button on either (it covered the current slide's corner)
+    notes.wait_for_function(f"() => ({UPCOMING_JS})() !== null", timeout=30_000, polling=250)
+    upcoming = notes.evaluate(UPCOMING_JS)
+    assert upcoming["number"].replace(" ", "").startswith("3/"), upcoming
+    assert upcoming["title_top"] >= upcoming["label_bottom"], upcoming
+    assert upcoming["help"] == 0, upcoming
     page.bring_to_front()
     page.evaluate(NEXT_JS)                 # the slides lead, the notes follow
     notes.wait_for_function(f"(w) => document.querySelector('{value}').innerText"

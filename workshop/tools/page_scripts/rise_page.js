@@ -58,6 +58,44 @@
   new MutationObserver(function () {
     if (!queued) { queued = true; requestAnimationFrame(mark); }
   }).observe(document.documentElement, {childList: true, subtree: true});
+  // The notes window's two previews are RISE pages too (receivers): no help button on them,
+  // and the upcoming slide's title below the notes window's "Upcoming" label, not under it
+  if (receiver) {
+    var upcoming = false;
+    try {
+      upcoming = !!(window.frameElement && window.frameElement.closest('#upcoming-slide'));
+    } catch (x) {}
+    var preview = document.createElement('style');
+    preview.textContent = '#help-b { display: none !important; }' + (upcoming ?
+      ' html body.rise-enabled .reveal .slides > section > section,' +
+      ' html body.rise-enabled .reveal .slides > section:not(.stack)' +
+      ' { padding-top: 104px !important; }' : '');
+    (document.head || document.documentElement).appendChild(preview);
+    // a preview loads at the first slide and is told later which slide to show (Reveal's
+    // setState, from the notes window): until then it shows nothing, not the wrong slide
+    var root = document.documentElement;
+    root.classList.add('workshop-waiting');
+    preview.textContent += ' html.workshop-waiting .reveal .slides { visibility: hidden; }';
+    // The notes window names the slide in the preview's address (#/h/v, the present slide),
+    // which RISE does not read, and sends the state again only at the next slide change: the
+    // upcoming pane showed the deck's first slide until then. Once Reveal is ready here, the
+    // preview goes to the slide its address names (the upcoming one: the one after it), and
+    // shows itself a moment after the last move it was told.
+    var shown = null, ready = false;
+    document.addEventListener('ready', function () {
+      ready = true;
+      var at = /^#\/(\d+)(?:\/(\d+))?/.exec(location.hash) || [null, '0', '0'];
+      window.postMessage(JSON.stringify({method: 'slide', args: [+at[1], +(at[2] || 0)]}), '*');
+      if (upcoming) window.postMessage(JSON.stringify({method: 'next'}), '*');
+    });
+    window.addEventListener('message', function (e) {
+      var d;
+      try { d = typeof e.data === 'string' ? JSON.parse(e.data) : null; } catch (x) { return; }
+      if (!ready || !d || ['setState', 'slide', 'next'].indexOf(d.method) < 0) return;
+      clearTimeout(shown);
+      shown = setTimeout(function () { root.classList.remove('workshop-waiting'); }, 150);
+    });
+  }
   // A window that changes size (a projector plugged in, F11): Reveal lays the slide out on the
   // window's resize event, before JupyterLab has given the slideshow's panel its new size, so
   // the slide kept the previous window's scale, cropped or small (measured in a real window).
