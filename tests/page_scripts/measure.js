@@ -51,5 +51,13 @@
     if (px < min - 0.05) { const k = `${kind} ${px}px`; small[k] = small[k] || n.textContent.trim().slice(0, 40); }
   }
   for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
+  // code in a title: the title's own size and colour, no box behind it
+  for (const c of sec.querySelectorAll(':is(h1, h2, h3) code')) {
+    if (!visible(c)) continue;
+    const h = c.closest('h1, h2, h3'), cs = getComputedStyle(c);
+    const k = parseFloat(cs.fontSize) / parseFloat(getComputedStyle(h).fontSize);
+    if (k > 1.01 || k < 0.85 || !/rgba\(0, 0, 0, 0\)|transparent/.test(cs.backgroundColor))
+      out.push(`code in the title "${h.innerText.slice(0, 40)}" is styled apart (${Math.round(k * 100)}%, ${cs.backgroundColor})`);
+  }
   return {problems: out, scale: Math.round(scale * 1000) / 1000, h: sec.scrollHeight, ch: sec.clientHeight};
 }

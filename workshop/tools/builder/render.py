@@ -121,6 +121,7 @@ div.out pre { background: transparent; }
 .err { color: #b00; }
 h1, h2, h3 { color: #0b2a4a; margin: 0.2em 0 0.4em; }
 .md code { background: #eef0f3; padding: 0 3px; font-family: 'DejaVu Sans Mono', monospace; }
+.md :is(h1, h2, h3) code { background: none; padding: 0; font-size: 0.92em; color: inherit; }
 img.out { max-width: 100%; }
 """
 
