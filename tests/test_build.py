@@ -245,6 +245,10 @@ def test_a_stale_lab_copy_is_refused_not_rewritten(tmp_path, monkeypatch):
                        rf"{lab.name} as it is now: run python -m workshop labs"):
         pipeline.Build([lab.stem[:2]], pdf=False).check_inputs()
     assert copy.read_bytes() == stale
+    copy.unlink()   # a new lab whose copy was never made: the same line, no traceback
+    with pytest.raises(errors.KitError, match=rf"{copy.name} not made from"):
+        pipeline.Build([lab.stem[:2]], pdf=False).check_inputs()
+    assert not copy.exists()
     pipeline.Build([nbs.decks()[0].stem[:2]], pdf=False).check_inputs()   # a deck: no lab asked
 
 

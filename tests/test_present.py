@@ -400,7 +400,9 @@ def real_window(playwright_session):
         if os.environ.get("CI"):
             pytest.fail(why)
         pytest.skip(why)
-    display = f":{90 + os.getpid() % 400}"
+    n = next(n for n in range(90 + os.getpid() % 400, 1000)   # one no X server holds
+             if not Path(f"/tmp/.X{n}-lock").exists())
+    display = f":{n}"
     x = subprocess.Popen([xvfb, display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -116,9 +116,10 @@ class Build:
         source as it is now is named, not rewritten (the build never writes exercises/)."""
         from .. import labgen
         for s in self.sources:
-            if s.lab and s.sheet.raw.decode("utf-8") != nbs.normalised(
-                    labgen.attendee_copy(s.path, s.nb)):
-                raise errors.KitError(f"{paths.short(s.sheet.path)} not made from "
+            if s.lab and (not labgen.target(s.path).is_file()
+                          or s.sheet.raw.decode("utf-8")
+                          != nbs.normalised(labgen.attendee_copy(s.path, s.nb))):
+                raise errors.KitError(f"{paths.short(labgen.target(s.path))} not made from "
                                       f"{paths.short(s.path)} as it is now: run python -m "
                                       "workshop labs (the build never writes exercises/)")
 
