@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from workshop import ClaimFailed, file_map
+from workshop import ClaimFailed, file_map, filemap
 
 
 @pytest.mark.parametrize("module", ["jax._src.cache_key", "jax._src.linear_util",
@@ -48,7 +48,8 @@ def test_reads_are_marked_and_counted():
     assert page.count("▶ ") == 2 and "the deck reads 2" in page
     assert page.count("white-space:nowrap") == len(m.entries) == len(m._shown())
     for e in m.entries:   # each row: its line, the mark if read, its name
-        row = re.search(rf">{e.line}</span> (▶ )?(?:<i>class</i> )?{re.escape(e.name)}<", page)
+        row = re.search(rf">{e.line}</span> (▶ )?(?:{re.escape(filemap.CLASS)})?"
+                        rf"{re.escape(e.name)}<", page)
         assert row and bool(row.group(1)) == (e.name in m.reads), e.name
 
 

@@ -51,6 +51,16 @@
     if (px < min - 0.05) { const k = `${kind} ${px}px`; small[k] = small[k] || n.textContent.trim().slice(0, 40); }
   }
   for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
+  // a file map's rows: one face and one size throughout (the word class was twice the size)
+  for (const map of sec.querySelectorAll('.workshop-filemap')) {
+    const px = parseFloat(getComputedStyle(map).fontSize), face = getComputedStyle(map).fontFamily;
+    for (const el of map.querySelectorAll('div[title] *')) {   // (a row has its role as title)
+      const cs = getComputedStyle(el);
+      if (visible(el) && (Math.abs(parseFloat(cs.fontSize) - px) > 0.5 || cs.fontFamily !== face
+                          || cs.fontStyle !== 'normal'))
+        out.push(`file map row "${el.innerText.slice(0, 30)}" in ${cs.fontSize} ${cs.fontStyle} ${cs.fontFamily.slice(0, 20)}`);
+    }
+  }
   // code in a title: the title's own size and colour, no box behind it
   for (const c of sec.querySelectorAll(':is(h1, h2, h3) code')) {
     if (!visible(c)) continue;
