@@ -135,7 +135,8 @@ class Source:
 
     @property
     def files(self) -> list[Path]:
-        return [self.path, self.sheet.path] if self.lab else [self.path]
+        """The notebooks its handouts are made from (without reading the attendee copy)."""
+        return [self.path, paths.EXERCISES / self.path.name] if self.lab else [self.path]
 
     @functools.cached_property
     def digest(self) -> str:

@@ -71,16 +71,16 @@
       ' html body.rise-enabled .reveal .slides > section:not(.stack)' +
       ' { padding-top: 104px !important; }' : '');
     (document.head || document.documentElement).appendChild(preview);
-    // a preview loads at the first slide and is told later which slide to show (Reveal's
-    // setState, from the notes window): until then it shows nothing, not the wrong slide
+    // The notes window names the slide in the preview's address (#/h/v, the present slide),
+    // which RISE does not read, and sends the state again only at the next slide change: the
+    // upcoming pane showed the deck's first slide until then. Now a preview shows nothing
+    // until it is on its slide: once Reveal is ready here, it goes to the slide its address
+    // names (the upcoming one: the one after it), and shows itself a moment after the last
+    // move it was told (or after 10 s whatever happened: never a blank pane for good).
     var root = document.documentElement;
     root.classList.add('workshop-waiting');
     preview.textContent += ' html.workshop-waiting .reveal .slides { visibility: hidden; }';
-    // The notes window names the slide in the preview's address (#/h/v, the present slide),
-    // which RISE does not read, and sends the state again only at the next slide change: the
-    // upcoming pane showed the deck's first slide until then. Once Reveal is ready here, the
-    // preview goes to the slide its address names (the upcoming one: the one after it), and
-    // shows itself a moment after the last move it was told.
+    setTimeout(function () { root.classList.remove('workshop-waiting'); }, 10000);
     var shown = null, ready = false;
     document.addEventListener('ready', function () {
       ready = true;
