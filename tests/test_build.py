@@ -17,7 +17,7 @@ from conftest import tiny
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
 from workshop.tools.builder import handouts, inputs, pdfinfo
-from workshop.tools.builder.printer import Printer, pinned_fonts
+from workshop.tools.builder.printer import FACES, FONTS as printer_fonts, Printer, pinned_fonts
 
 
 def wk(*args, env=None, timeout=300):
@@ -347,7 +347,9 @@ def test_a_lab_is_never_skipped_for_its_name(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("pdf", sorted(handouts.HANDOUTS.glob("*.pdf")), ids=lambda p: p.name)
-def test_every_handout_embeds_only_the_pinned_dejavu_fonts(pdf):
+def test_every_handout_embeds_only_the_pinned_fonts(pdf):
+    # DejaVu (Debian's) for code, the RISE theme's Source Sans Pro (the locked jupyterlab-rise's
+    # own files) for the words, as on the projector: nothing the machine happens to have
     from pypdf import PdfReader
     fonts = set()
     for page in PdfReader(pdf).pages:
@@ -356,18 +358,25 @@ def test_every_handout_embeds_only_the_pinned_dejavu_fonts(pdf):
             if font.get("/Subtype") == "/Type3":   # glyphs drawn in the page (a picture's),
                 continue                            # not a font the machine supplied
             fonts.add(str(font["/BaseFont"]).split("+")[-1])
-    assert fonts and all(f.startswith("DejaVu") for f in fonts), sorted(fonts)
+    assert fonts and all(f.startswith(("DejaVu", "SourceSansPro-")) for f in fonts), sorted(fonts)
+    if pdf.name.endswith(".slides.pdf"):   # a slide's words in the projector's face
+        assert any(f.startswith("SourceSansPro-") for f in fonts), sorted(fonts)
 
 
-def test_the_printer_sees_no_font_but_dejavu():
+def test_the_printer_sees_no_font_but_the_pinned_ones():
     env = pinned_fonts()
     conf = open(env["FONTCONFIG_FILE"]).read()
     dirs = [d.split("</dir>")[0] for d in conf.split("<dir>")[1:]]
-    assert dirs and all("dejavu" in d.lower() for d in dirs), dirs
+    assert dirs and all("dejavu" in d.lower() or d == str(printer_fonts / "source-sans-pro")
+                        for d in dirs), dirs
+    assert sorted(p.name for p in (printer_fonts / "source-sans-pro").iterdir()) == sorted(
+        f"{face}.ttf" for face in FACES)
     listed = subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True,
                             env={**os.environ, **env}, timeout=30).stdout
     families = {f.split(",")[0] for f in listed.split("\n") if f}
-    assert families and all(f.startswith("DejaVu") for f in families), families
+    assert families and all(f.startswith("DejaVu") or f == "Source Sans Pro"
+                            for f in families), families
+    assert "Source Sans Pro" in families
 
 
 # (a test that compares handouts/ before and after lives here, beside the one test that writes a

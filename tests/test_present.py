@@ -24,7 +24,7 @@ import nbformat
 import pytest
 from conftest import tiny
 
-from workshop.tools import browser, paths
+from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.paths import page_script
 from workshop.tools.present import call, free_port, session_for
@@ -245,11 +245,21 @@ WALK_JS = page_script("walk.js", TEST_SCRIPTS).replace("__MEASURE__", MEASURE_JS
 BACK_WALK_JS = page_script("back_walk.js", TEST_SCRIPTS).replace(
     "__MEASURE__", MEASURE_JS.strip()).replace("__FRAGMENTS__", FRAGMENTS_JS)
 
-def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
+def talk_slides(nb) -> list[int]:
+    """The slide numbers (as RISE counts them, from 1) of `nb`'s talk path: its appendix may
+    scroll, its talk may not."""
+    stop = talk.talk_stop(nb)
+    starts = [i for i, c in enumerate(nb.cells) if nbs.slide_type(c) in ("slide", "subslide")]
+    return [n for n, i in enumerate(starts, 1) if i < stop]
+
+
+def look_at_every_slide(page, deck, n_slides: int, run: bool, talk_path: list[int]) -> list[str]:
     """Each slide of the deck, all fragments shown, at each of SIZES (its cells run at the
     first when `run`): what is wrong, as 'deck slide N at WxH: problem'; the middle size walks
     back from the last slide, where the first size ended. Screenshots (the first two slides, and
-    any with a problem) go to SHOTS."""
+    any with a problem) go to SHOTS. A slide of `talk_path` (slide numbers) that needs the wheel
+    after its cells ran is a problem: the presenter would scroll while the room watches."""
+    limits = {**LIMITS, "talk": talk_path}
     problems = []
     for k, (w, h) in enumerate(SIZES):
         page.set_viewport_size({"width": w, "height": h})
@@ -259,7 +269,7 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
         # the first size's walk ended on the last slide, unless a slide with a problem was
         # shot (that went back to it): then this size walks forward, as the others do
         if k == 1 and n_slides > 2 and not problems:
-            walk = page.evaluate(BACK_WALK_JS, {"n": n_slides, "limits": LIMITS})
+            walk = page.evaluate(BACK_WALK_JS, {"n": n_slides, "limits": limits})
             problems += _walked(page, deck, walk, f"{w}x{h}", shot)
             assert [i for i, _ in walk["out"]] == list(range(n_slides, 0, -1))
             page.evaluate(FIRST_JS)   # (at slide 1 already unless a problem was shot)
@@ -277,7 +287,7 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
                 run_slide_cells(page, f"{deck.stem} slide {i}")
             shown = page.inner_text(".reveal .slide-number").replace(" ", "")
             assert shown == f"{i}/{n_slides}", f"{deck.stem}: expected slide {i}, RISE shows {shown}"
-            got = page.evaluate(MEASURE_JS, LIMITS)
+            got = page.evaluate(MEASURE_JS, limits)
             problems += [f"{deck.stem} slide {i} at {w}x{h}: {p}" for p in got["problems"]]
             if i <= 2 or got["problems"]:
                 shot(i)
@@ -285,7 +295,7 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool) -> list[str]:
                 page.evaluate(NEXT_JS)
         if live or n_slides <= 2:
             continue
-        walk = page.evaluate(WALK_JS, {"first": 3, "n": n_slides, "limits": LIMITS})
+        walk = page.evaluate(WALK_JS, {"first": 3, "n": n_slides, "limits": limits})
         problems += _walked(page, deck, walk, f"{w}x{h}", shot)
     return problems
 
@@ -369,7 +379,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
 
-    problems = look_at_every_slide(page, deck, n_slides, run=live)
+    problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
     failed = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
                            ".filter(o => o.dataset.mimeType === 'application/vnd.jupyter.stderr'"
                            " && /Traceback|Error/.test(o.innerText)).map(o => o.innerText.slice(0, 200))")

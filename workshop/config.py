@@ -29,7 +29,10 @@ PARALLEL = 2         # notebooks at once: the machines have 2 cores; more gives 
                      # races (nbmake #129)
 CELL_BUDGET = 2.0    # s a cell may take on the 2-core machine, unless it is tagged `slow`
 DECK_BUDGET = 30.0   # s for a whole deck's run
-MIN_SCALE = 0.90     # a slide printed smaller than this (to fit its page) must be split
+# the slides PDF is the talk path laid out as RISE lays out the live slide (its box, faces and
+# metrics): a slide printed smaller than this to fit its page needs the wheel on the
+# projector, so it must be split (0.99: a pixel or two of rounding between print and screen)
+MIN_SCALE = 0.99
 
 # ---------------------------------------------------------------- the talk-time estimate
 WORDS_PER_MINUTE = 130   # a presenter's pace, notes read aloud

@@ -35,7 +35,8 @@ FONT_INSTALL = "apt-get install -y fonts-dejavu-core (Debian/Ubuntu)"
 
 
 def pinned_fonts() -> dict[str, str]:
-    """The environment that makes Chromium see the DejaVu fonts and nothing else: a machine
+    """The environment that makes Chromium see the DejaVu fonts and the RISE theme's Source
+    Sans Pro (the slides' words, _titles_face) and nothing else: a machine
     with Noto (or any other family) installed prints the same glyphs, so the same bytes."""
     try:
         out = subprocess.run(["fc-list", "-f", "%{file}\n", "DejaVu Sans"], capture_output=True,
@@ -46,6 +47,7 @@ def pinned_fonts() -> dict[str, str]:
     if not dirs:
         raise NoBrowser(f"the handouts are printed in DejaVu Sans and DejaVu Sans Mono, which "
                         f"this machine lacks: {FONT_INSTALL}")
+    dirs.append(str(_titles_face()))
     aliases = "".join(f"<alias><family>{generic}</family><prefer><family>{face}</family>"
                       "</prefer></alias>" for generic, face in
                       [("sans-serif", "DejaVu Sans"), ("serif", "DejaVu Serif"),
@@ -56,6 +58,38 @@ def pinned_fonts() -> dict[str, str]:
     FONTS.mkdir(parents=True, exist_ok=True)
     (FONTS / "fonts.conf").write_text(conf)
     return {"FONTCONFIG_FILE": str(FONTS / "fonts.conf")}
+
+
+# the slides' face: the RISE theme's Source Sans Pro, in the files jupyterlab-rise ships (the
+# lock pins it), so that a slide's words take the same room in print as on the projector
+FACES = ("SourceSansPro-Regular", "SourceSansPro-It", "SourceSansPro-Semibold",
+         "SourceSansPro-SemiboldIt")
+
+
+def _titles_face() -> Path:
+    """A folder holding only the four Source Sans Pro files of the installed jupyterlab-rise
+    (told apart by the PostScript name fontconfig reads in each: its file names are hashes)."""
+    import jupyterlab_rise
+    folder = FONTS / "source-sans-pro"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for ttf in sorted((Path(jupyterlab_rise.__file__).parent / "static").glob("*.ttf")):
+        try:
+            name = subprocess.run(["fc-scan", "--format", "%{postscriptname}", str(ttf)],
+                                  capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            name = ""
+        if name in FACES:
+            found[name] = ttf.read_bytes()
+    missing = [f for f in FACES if f not in found]
+    if missing:
+        raise NoBrowser(f"jupyterlab-rise ships no {', '.join(missing)}: the slides are printed "
+                        f"in its theme's face (run scripts/setup)")
+    for face, data in found.items():
+        out = folder / f"{face}.ttf"
+        if not out.exists() or out.read_bytes() != data:
+            out.write_bytes(data)
+    return folder
 
 
 class Printer:

@@ -113,13 +113,13 @@ def cell_html(cell, with_outputs: bool = True) -> str:
 
 BASE_CSS = """
 * { box-sizing: border-box; }
-body { margin: 0; font-family: 'DejaVu Sans', 'Liberation Sans', Arial, sans-serif; color: #111; }
-pre { font-family: 'DejaVu Sans Mono', 'Liberation Mono', monospace; margin: 0; white-space: pre; }
-pre.code { background: #f3f4f6; border-left: 4px solid #1f6feb; padding: 6px 10px; }
-pre.out, div.out { padding: 4px 10px 4px 14px; }
+body { margin: 0; font-family: 'Source Sans Pro', 'DejaVu Sans', sans-serif; color: #111; }
+pre { font-family: 'DejaVu Sans Mono', monospace; margin: 0; white-space: pre; }
+pre.code { background: #f5f5f5; border: 1px solid #e0e0e0; padding: 4px 6px; }
+pre.out, div.out { padding: 2px 10px 2px 14px; }
 div.out pre { background: transparent; }
 .err { color: #b00; }
-h1, h2, h3 { color: #0b2a4a; margin: 0.2em 0 0.4em; }
+h1, h2, h3 { color: #0b2a4a; margin: 0.2em 0 0.4em; font-weight: 600; line-height: 1.2; }
 .md code { background: #eef0f3; padding: 0 3px; font-family: 'DejaVu Sans Mono', monospace; }
 .md :is(h1, h2, h3) code { background: none; padding: 0; font-size: 0.92em; color: inherit; }
 img.out { max-width: 100%; }
@@ -129,16 +129,21 @@ SLIDES_CSS = """
 @page { size: 1280px 720px; margin: 0; }
 .slide { width: 1280px; height: 720px; position: relative; overflow: hidden;
          page-break-after: always; break-after: page; }
-.slide .inner { position: absolute; top: 24px; left: 48px; width: 1184px; transform-origin: 0 0; }
-.slide .md { font-size: 26px; line-height: 1.35; }
-.slide h1 { font-size: 56px; } .slide h2 { font-size: 42px; } .slide h3 { font-size: 34px; }
-.slide pre { font-size: 20px; line-height: 1.2; }
-.slide .cell { margin: 6px 0; }
-.slide h2, .slide h3 { margin: 0 0 0.25em; }
-.slide .foot { position: absolute; bottom: 10px; left: 48px; right: 48px; font-size: 14px;
+.slide .inner { position: absolute; top: 12px; left: 28px; width: 1216px; transform-origin: 0 0; }
+.slide .md, .slide .cell { margin: 0; padding: 3px 0; }
+.slide .md { font-size: 26px; line-height: 1.3; }
+.slide .md p { margin: 0 0 12px; }
+.slide h1, .slide h2, .slide h3 { margin: 0 0 10px; }
+.slide h1 { font-size: 60px; } .slide h2, .slide h3 { font-size: 46px; }
+.slide pre { font-size: 20px; line-height: 1.25; }
+.slide pre.out { padding: 2px 0 2px 50px; white-space: pre-wrap; word-break: break-all; }   /* as JupyterLab wraps an output */
+.slide .foot { position: absolute; bottom: 10px; left: 30px; right: 100px; font-size: 16px;
                color: #555; display: flex; justify-content: space-between; }
 .slide .workshop-shown div { font-size: 20px; }
-.slide .slide-credit { position: absolute; bottom: 34px; left: 48px; right: 48px; margin: 0;
+.slide .workshop-shown > div { line-height: 1.25; }
+.slide .workshop-shown pre { padding: 2px 0; }
+.slide pre.code { margin-bottom: 5px; }   /* JupyterLab's gap between a cell and its output */
+.slide .slide-credit { position: absolute; bottom: 34px; left: 30px; right: 48px; margin: 0;
                        font-size: 13px; color: #555; }
 """
 
