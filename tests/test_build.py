@@ -17,7 +17,8 @@ from conftest import tiny
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
 from workshop.tools.builder import handouts, inputs, pdfinfo
-from workshop.tools.builder.printer import FACES, FONTS as printer_fonts, Printer, pinned_fonts
+from workshop.tools.builder.printer import FACES, Printer, pinned_fonts
+from workshop.tools.builder.printer import FONTS as printer_fonts
 
 
 def wk(*args, env=None, timeout=300):
