@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from workshop import ClaimFailed, file_map, filemap
+from workshop import ClaimFailed, file_map, filemap, palette
 
 
 @pytest.mark.parametrize("module", ["jax._src.cache_key", "jax._src.linear_util",
@@ -78,7 +78,8 @@ def test_a_long_file_fails_without_parts_and_its_parts_cover_it_once():
         assert 0 < len(rows) <= 32
         assert m.scope[0] == rows[0].line and m.scope[1] >= rows[-1].line
         assert f"part {k} of 4: lines {m.scope[0]}–{m.scope[1]}" in m.summary()
-        assert "stroke='#222'" in m._strip()       # where the part sits in the file
+        assert f"stroke='{palette.TEXT}'" in m._strip()       # where the part sits in the file
+        assert "this part" in m._legend()                   # and the legend says so
         seen += [e.name for e in rows]
     assert seen == whole                              # every row once, in file order
     assert "▶" in str(next(file_map("jax._src.pjit", reads=["pjit_staging_rule"], part=(k, 4))
@@ -108,3 +109,14 @@ def test_within_maps_only_that_stretch():
     assert m.scope == (trace.line, evaltrace.end) and lines == sorted(lines)
     assert "Var" not in names and "Primitive" not in names
     assert m.summary().endswith(f"Trace … EvalTrace: lines {m.scope[0]}–{m.scope[1]}")
+
+
+def test_the_strip_has_a_legend_in_its_own_colours():
+    whole = file_map("jax._src.linear_util", reads=["cache"])
+    legend = whole._legend()
+    for colour, words in [(palette.MARK_STRIP, "read (▶)"), (palette.CLASS_STRIP, "a class"),
+                          (palette.STRIP, "the rest")]:
+        assert f"background:{colour}" in legend and words in legend
+        assert f"fill='{colour}'" in whole._strip() or colour == palette.CLASS_STRIP
+    assert "this part" not in legend                # a whole-file map has no part outlined
+    assert legend in whole._repr_html_()

@@ -129,10 +129,11 @@ def _points(d: str, steps: int = 24) -> list[tuple[float, float]]:
 
 def edges_under_boxes(svg: str) -> list:
     """(edge, box) pairs where an edge (a path or a line) passes inside a box (a rect), more
-    than 3 px in from its border: an edge touching its own boxes' borders is fine."""
+    than 3 px in from its border: an edge touching its own boxes' borders is fine. A label's
+    card (class label: a tree's key) sits on its edge on purpose, so no edge strikes the key."""
     root = ElementTree.fromstring(svg)
     boxes = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
-             for r in root.iter(f"{NS}rect")]
+             for r in root.iter(f"{NS}rect") if r.get("class") != "label"]
     edges = [_points(p.get("d")) for p in root.iter(f"{NS}path") if p.get("fill") == "none"]
     edges += [_points(f"M{ln.get('x1')},{ln.get('y1')} L{ln.get('x2')},{ln.get('y2')}")
               for ln in root.iter(f"{NS}line")]
@@ -274,4 +275,74 @@ def test_charts_after_setup_are_sized_for_a_projector():
                  + ax.get_yticklabels() + ax.get_legend().get_texts())
         assert texts and min(px(t) for t in texts) >= 18, sorted({px(t) for t in texts})
         assert ax.get_lines()[0].get_linewidth() >= 2.5
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------- one colour system
+
+COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b")
+
+
+def colours(svg_text: str) -> set[str]:
+    """Every colour a picture draws with (fill, stroke, in attributes or styles), lower case."""
+    return {c.lower() for c in COLOUR.findall(svg_text)}
+
+
+def test_no_colour_is_written_outside_the_palette():
+    # one place for the colours (workshop/palette.py), so a meaning cannot drift apart in one
+    # picture: a colour literal anywhere else in the package's drawing code fails
+    from pathlib import Path
+
+    import workshop
+    quoted = re.compile(r"""(?<=['"=:])#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?\b""")
+    strays = {p.name: quoted.findall(p.read_text(encoding="utf-8"))
+              for p in Path(workshop.__file__).parent.glob("*.py") if p.name != "palette.py"}
+    assert {k: v for k, v in strays.items() if v} == {}
+    assert quoted.findall("fill='#abc' stroke=\"#123456\"") == ["#abc", "#123456"]   # it sees them
+
+
+def test_every_picture_draws_only_the_palettes_colours_each_for_its_meaning(pictures):
+    from workshop import palette as pal
+    from workshop.filemap import file_map
+    from workshop.show import show_source
+
+    named = {v.lower() for v in pal.NAMED.values()}
+    drawn = {name: colours(pic.svg) for name, pic in pictures.items()}
+    drawn["file map"] = colours(file_map("jax._src.linear_util")._repr_html_())
+    for name, used in drawn.items():
+        assert used <= named, (name, sorted(used - named))
+    # a source excerpt's marked line in the mark's colour (its syntax colours are the code's,
+    # as JupyterLab's editor draws code: not the pictures' system)
+    assert pal.MARK.lower() in colours(show_source(jax.jit, mark="def jit")._repr_html_())
+    here, later, batch = pal.HERE.lower(), pal.LATER.lower(), pal.BATCH.lower()
+    # unknown until later is purple, the residuals crossing the cut orange: never the batch axis
+    assert {here, later} <= drawn["cut"] and batch not in drawn["cut"]
+    # the batch axis is teal, and only the batch axis: no orange, no purple
+    assert batch in drawn["batching"] and not {here, later} & drawn["batching"]
+    # the backward program runs later (purple); nothing in it is the batch axis
+    assert later in drawn["ad flow"] and batch not in drawn["ad flow"]
+    # the collectives: the mesh in ink, each device naming its group; no colour means a group
+    assert drawn["collectives"] <= {pal.INK.lower(), pal.FILL.lower(), pal.TEXT.lower(),
+                                    pal.PAPER.lower()}
+    assert "group 0" in pictures["collectives"].svg
+    # a cache's answer: green hit, red miss; nothing else is green or red
+    assert {pal.HIT.lower(), pal.MISS.lower()} <= drawn["cache chain"]
+    for name, used in drawn.items():
+        if name != "cache chain":
+            assert not {pal.HIT.lower(), pal.MISS.lower()} & used, name
+
+
+def test_charts_draw_in_the_palettes_colours():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import workshop
+    from workshop import palette as pal
+    with matplotlib.rc_context():
+        workshop.setup(quiet=True)
+        fig, ax = plt.subplots()
+        a, b = ax.plot([1, 2]), ax.plot([2, 1])
+        assert [matplotlib.colors.to_hex(x[0].get_color()) for x in (a, b)] == [
+            pal.INK, pal.HERE]
         plt.close(fig)

@@ -9,18 +9,8 @@ from dataclasses import dataclass
 
 from . import svg
 from .artefacts import JaxprGraph, check_split, jaxpr_graph, printer_names
-from .pictures import (
-    ACCENT,
-    FILL,
-    INK,
-    MIN_PX,
-    SANS,
-    UNKNOWN_FILL,
-    Picture,
-    _chars,
-    _fit,
-    label,
-)
+from .palette import FILL, HERE, INK, LATER, LATER_FILL, PAPER, TEXT
+from .pictures import MIN_PX, SANS, Picture, _chars, _fit, label
 
 
 @dataclass
@@ -128,15 +118,16 @@ def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
 
 def _draw_graph(g: JaxprGraph, lay: _Layout, down: bool, cut: bool, mirror: bool = False,
                 colour: str = INK, head: str = "graphhead", dy: float = 0) -> list:
-    """The boxes and edges of a laid-out graph (orange and dashed: unknown until later when
-    `cut`; thick orange: an edge that crosses the cut). `mirror` flips it left to right, so
-    it reads right to left; `dy` moves it down."""
+    """The boxes and edges of a laid-out graph (purple and dashed: unknown until later when
+    `cut`; thick orange: an edge that crosses the cut, the slide's point), in `colour`
+    otherwise. `mirror` flips it left to right, so it reads right to left; `dy` moves it
+    down."""
     fx = (lambda x: lay.width - x) if mirror else (lambda x: x)
     out = []
     for edge in g.edges:
         kind, pts = lay.route(edge)
         d = _path(kind, [(fx(x), y + dy) for x, y in pts], down)
-        out.append(svg.path(d, fill="none", stroke=ACCENT if edge[3] else colour,
+        out.append(svg.path(d, fill="none", stroke=HERE if edge[3] else colour,
                             stroke_width=4 if edge[3] else 1.8, marker_end=f"url(#{head})"))
     for c, column in enumerate(g.columns):
         for r, (title, lines, _) in enumerate(column):
@@ -145,14 +136,15 @@ def _draw_graph(g: JaxprGraph, lay: _Layout, down: bool, cut: bool, mirror: bool
             late = cut and g.late.get((c, r), False)
             end = c in (0, g.out_col)
             out.append(svg.rect(x, y, w, h, rx=8,
-                                fill="#fff" if end else UNKNOWN_FILL if late else FILL,
-                                stroke=ACCENT if late else INK, stroke_width=2,
+                                fill=PAPER if end else LATER_FILL if late or colour == LATER
+                                else FILL,
+                                stroke=LATER if late else colour, stroke_width=2,
                                 stroke_dasharray="7 4" if late else None))
             out.append(label(x + w / 2, y + lay.big + 6, _fit(title, w - 12, lay.big),
-                             lay.big, anchor="middle", bold=True, fill=ACCENT if end else INK))
+                             lay.big, anchor="middle", bold=True, fill=colour))
             out.append(label(x + w / 2, y + lay.big + lay.small + 13,
                              _fit(lines[0], w - 12, lay.small), lay.small, anchor="middle",
-                             fill="#222"))
+                             fill=TEXT))
     return out
 
 
@@ -169,7 +161,7 @@ def _jaxpr_of(x):
 
 
 def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
-               unknowns: list[bool] | None = None) -> Picture:
+               unknowns: list[bool] | None = None, title: str = "") -> Picture:
     """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
     column after the last equation it reads from, the outputs on the right. Each box names
     the variable it defines and its type (~ marks a weak type, which the text form hides);
@@ -178,10 +170,13 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
 
     unknowns (one bit per input; the consts the jaxpr carries are known) draws partial
     evaluation's cut: an equation is unknown when any input is, known ones stay blue, unknown
-    ones are orange, and each known value an unknown equation reads is a residual (a thick
-    orange arrow). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
-    primitives on each side, the number of residuals); a disagreement raises, as for a nested
-    jit, cond or scan, which pe splits inside."""
+    ones are purple (runs later), and each known value an unknown equation reads is a
+    residual (a thick orange arrow: the slide's point). The split drawn is checked against
+    pe.partial_eval_jaxpr_nounits (the primitives on each side, the number of residuals); a
+    disagreement raises, as for a nested jit, cond or scan, which pe splits inside.
+
+    title: a caption line above the graph, saying what it is (two graphs on two slides, a
+    program and its transpose, need their names on them)."""
     inner = _jaxpr_of(jaxpr)
     if unknowns is not None and len(unknowns) != len(inner.invars):
         raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
@@ -190,12 +185,18 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     cut = unknowns is not None
     if cut:
         check_split(inner, unknowns, g)
-    top = 34 if cut else 0         # a legend line
+    if cut and title:
+        raise ValueError("show_graph draws a cut's legend or a title, not both")
+    top = 34 if cut or title else 0         # a legend line, or the title
     lay = (_layout_down(g, top, 680 if cut else 0) if down
            else _layout_right(g, box_w, gap, top))
-    out = [label(2, 24, ["blue: known now · ", svg.tspan("orange: unknown until later",
-                                                         fill=ACCENT), " · thick: residuals"],
+    out = [label(2, 24, ["blue: known now · ", svg.tspan("purple: unknown until later",
+                                                         fill=LATER), " · ",
+                         svg.tspan("thick orange: residuals", fill=HERE)],
                  MIN_PX, font=SANS)] if cut else []
+    if title:
+        lay.width = max(lay.width, _chars(title, MIN_PX) + 4)   # (monospace widths: room to spare)
+        out.append(label(2, 24, title, MIN_PX, font=SANS))
     out += _draw_graph(g, lay, down, cut)
     facts = {"columns": [[t for t, _, _ in column] for column in g.columns],
              "edges": [e[2] for e in g.edges]}
@@ -274,15 +275,15 @@ def show_ad_flow(f, *args) -> Picture:
     out += _draw_graph(fwd, lays[0], False, False, head="tangenthead", dy=title_h)
     out.append(label(width - 2, title_h + h0 + 34,
                      "backward: jax.linear_transpose; cotangents flow ←",
-                     MIN_PX + 2, font=SANS, fill=ACCENT, anchor="end"))
-    out += _draw_graph(bwd, lays[1], False, False, mirror=True, colour=ACCENT,
+                     MIN_PX + 2, font=SANS, fill=LATER, anchor="end"))
+    out += _draw_graph(bwd, lays[1], False, False, mirror=True, colour=LATER,
                        head="cotanhead", dy=2 * title_h + h0)
     saved = [fwd.names[v] + (f" = {float(c):.3g}" if getattr(c, "shape", None) == () else "")
              for v, c in zip(lin.jaxpr.constvars, lin.consts)]
     if saved:
         said = f"residuals {', '.join(saved)}: kept by the forward pass, read by both programs"
         out.append(label(2, height - 12, _fit(said, width - 4, MIN_PX - 2), MIN_PX, font=SANS,
-                         fill="#222"))
+                         fill=TEXT))
     prims = lambda j: [e.primitive.name for e in j.eqns]
     typ = lambda v: v.aval.str_short(short_dtypes=True)
     facts = {"primal": primal, "forward": prims(lin), "backward": prims(tr),
@@ -290,5 +291,5 @@ def show_ad_flow(f, *args) -> Picture:
              "primal_out": jax.typeof(y).str_short(short_dtypes=True)}
     caption = (f"{name}: tangents through {', '.join(facts['forward'])}; cotangents back "
                f"through {', '.join(facts['backward'])}")
-    heads = [svg.arrowhead("tangenthead", INK, 11), svg.arrowhead("cotanhead", ACCENT, 11)]
+    heads = [svg.arrowhead("tangenthead", INK, 11), svg.arrowhead("cotanhead", LATER, 11)]
     return Picture(svg.svg(width, height, out, defs=heads), caption, facts)

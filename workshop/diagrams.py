@@ -6,14 +6,23 @@ import re
 
 from . import svg
 from .artefacts import batch_dims, collective_groups
-from .pictures import (
-    ACCENT,
+from .palette import (
+    BATCH,
+    BATCH_FILL,
     FILL,
+    HIT,
+    HIT_FILL,
     INK,
+    MISS,
+    MISS_FILL,
+    MUTED,
+    PAPER,
+    TEXT,
+)
+from .pictures import (
     MIN_PX,
     SANS,
     SLIDE_W,
-    UNKNOWN_FILL,
     Picture,
     _chars,
     _fit,
@@ -22,16 +31,14 @@ from .pictures import (
 )
 
 CELL_W, CELL_H, PAD = 150, 84, 16          # a device's box on the mesh, the panel's margin
-PALETTE = ["#b5651d", "#2e7d32", "#6a1b9a", "#1565c0", "#c62828", "#00838f", "#9e9d24",
-           "#4e342e"]
 
 
 # --------------------------------------------------------------------------- collectives
 
 def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> list:
-    """One collective on the mesh: every device a box, each group a coloured outline (a block
-    of the grid) or a line through its devices in order (scattered). Coordinates are written
-    as Python prints them (77.0), as this picture always has."""
+    """One collective on the mesh: every device a box that names its group, each group a
+    dashed outline (a block of the grid) or a line through its devices in order (scattered).
+    Coordinates are written as Python prints them (77.0), as this picture always has."""
     rows, cols = grid.shape
     cell_w, cell_h, pad = CELL_W, CELL_H, PAD
     where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
@@ -39,32 +46,35 @@ def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> li
     out = [label(x0, 22, f"{kind}: {_n(len(groups), 'group')} of "
                  f"{'/'.join(map(str, sorted(size)))} · rows {names[0]}, columns {names[1]}",
                  20, font=SANS)]
+    group_of = {i: k for k, group in enumerate(groups) for i in group}
     for i, (r, c) in where.items():
         x, y = x0 + pad + c * cell_w, 34 + pad + r * cell_h
         out.append(svg.rect(x + 10, y + 10, cell_w - 20, cell_h - 20, rx=6, fill=FILL, stroke=INK))
-        out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 + 7), f"dev {grid.flat[i].id}",
+        out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 - 1), f"dev {grid.flat[i].id}",
                          20, anchor="middle"))
-    for k, group in enumerate(groups):
-        colour = PALETTE[k % len(PALETTE)]
+        if i in group_of:   # each device says its group: the outlines need no colours
+            out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 + 21),
+                             f"group {group_of[i]}", 20, anchor="middle", fill=TEXT))
+    for group in groups:
         rs, cs = [where[i][0] for i in group], [where[i][1] for i in group]
         if (max(rs) - min(rs) + 1) * (max(cs) - min(cs) + 1) == len(group):   # a block
             out.append(svg.rect(x0 + pad + min(cs) * cell_w + 3, 34 + pad + min(rs) * cell_h + 3,
                                 (max(cs) - min(cs) + 1) * cell_w - 6,
                                 (max(rs) - min(rs) + 1) * cell_h - 6, rx=10, fill="none",
-                                stroke=colour, stroke_width=3, stroke_dasharray="8 4"))
+                                stroke=INK, stroke_width=3, stroke_dasharray="8 4"))
         else:
             pts = " ".join(f"{x0 + pad + where[i][1] * cell_w + cell_w / 2},"
                            f"{34 + pad + where[i][0] * cell_h + cell_h / 2}" for i in group)
-            out.append(svg.polyline(pts, fill="none", stroke=colour, stroke_width=3,
+            out.append(svg.polyline(pts, fill="none", stroke=INK, stroke_width=3,
                                     stroke_dasharray="8 4"))
     return out
 
 
 def show_collectives(compiled, mesh) -> Picture:
     """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
-    coloured outline per group of devices that combine their values (read from its
-    replica_groups). A collective it cannot draw (collective-permute names pairs, not
-    groups) is listed as not drawn, never dropped silently."""
+    dashed outline per group of devices that combine their values, each device naming its
+    group (read from its replica_groups). A collective it cannot draw (collective-permute
+    names pairs, not groups) is listed as not drawn, never dropped silently."""
     import numpy as np
 
     grid = np.asarray(mesh.devices)
@@ -153,23 +163,28 @@ def show_tree(tree, is_leaf=None) -> Picture:
     slots = max(n[0] for n in nodes) + 1
     depth = max(n[1] for n in nodes) + 1
     xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
-    out = []
+    out, keys = [], []
     for i, j, key in edges:
         (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
         x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
         out.append(svg.line(str(x0), str(y0), str(x1), str(y1), stroke=INK, stroke_width=1.6))
-        out.append(label(str((x0 + x1) / 2 + 6), str((y0 + y1) / 2 + 5), _fit(key, slot, 18),
-                         18, fill=ACCENT, stroke="#fff", stroke_width=4, paint_order="stroke"))
+        # the key on a card of its own, over every edge: no edge strikes it through
+        text, kx, ky = _fit(key, slot, 18), (x0 + x1) / 2 + 6, (y0 + y1) / 2 + 5
+        keys += [svg.rect(round(kx - 4, 1), round(ky - 17, 1), round(_chars(text, 18) + 8, 1),
+                          23, rx=4, fill=PAPER, stroke=INK, stroke_width=1,
+                          **{"class": "label"}),   # over its edge on purpose
+                 label(str(kx), str(ky), text, 18, fill=INK)]
+    out += keys
     for n in nodes:
         (x, y), (_, _, title, detail, kind) = xy(n), n
-        out.append(svg.rect(str(x), y, box_w, box_h, rx=8, fill=FILL if kind == "leaf" else "#fff",
+        out.append(svg.rect(str(x), y, box_w, box_h, rx=8, fill=FILL if kind == "leaf" else PAPER,
                             stroke=INK, stroke_width=2,
                             stroke_dasharray="6 4" if kind == "none" else None))
         out.append(label(str(x + box_w / 2), y + (26 if detail else 37),
                          _fit(title, box_w - 10, 19), 19, anchor="middle", bold=True))
         if detail:
             out.append(label(str(x + box_w / 2), y + 50, _fit(detail, box_w - 10, 18), 18,
-                             anchor="middle", fill="#222"))
+                             anchor="middle", fill=TEXT))
     edges.sort(key=lambda e: e[1])                        # in the treedef's order
     facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
              "keys": [k for _, _, k in edges]}
@@ -182,9 +197,8 @@ def show_tree(tree, is_leaf=None) -> Picture:
 
 # --------------------------------------------------------------------------- the jit caches
 
-HIT, MISS = "#2e7d32", "#c62828"
-OUTCOME = {"hit": ("hit", HIT, "#e3f2e4"), "miss": ("miss", MISS, "#fbe3e3"),
-           "·": ("·", "#888", "#fff")}
+OUTCOME = {"hit": ("hit", HIT, HIT_FILL), "miss": ("miss", MISS, MISS_FILL),
+           "·": ("·", MUTED, PAPER)}
 
 
 def _wrap(name: str, width: float, px: float) -> list[str]:
@@ -235,7 +249,7 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
     out = [label(2, 24, ["a jit call meets six caches, left to right · ",
                          svg.tspan("hit", fill=HIT, font_weight="bold"), " · ",
                          svg.tspan("miss", fill=MISS, font_weight="bold"), " · ",
-                         svg.tspan("dashed: not reached", fill="#777")], px, font=SANS)]
+                         svg.tspan("dashed: not reached", fill=MUTED)], px, font=SANS)]
     for i, (x, lines) in enumerate(zip(xs, heads)):
         out.append(svg.rect(x, top, cell, head_h, rx=8, fill=FILL, stroke=INK, stroke_width=2))
         out += [label(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle", bold=True)
@@ -278,18 +292,18 @@ def _axes_rows(seen: list, out_avals: list, size: int) -> list:
 
 
 def _axes(x: float, y: float, dims: list[str], b, cell: int, px: float) -> tuple[list, float]:
-    """One value as a row of its axes, the batch axis orange; and the x after it."""
+    """One value as a row of its axes, the batch axis teal; and the x after it."""
     out = []
     for k, d in enumerate(dims):
         batch = k == b
-        out.append(svg.rect(x, y, cell - 4, 48, rx=6, fill=UNKNOWN_FILL if batch else FILL,
-                            stroke=ACCENT if batch else INK, stroke_width=3 if batch else 1.5))
+        out.append(svg.rect(x, y, cell - 4, 48, rx=6, fill=BATCH_FILL if batch else FILL,
+                            stroke=BATCH if batch else INK, stroke_width=3 if batch else 1.5))
         out.append(label(x + (cell - 4) / 2, y + 32, _fit(d, cell - 8, MIN_PX),
                          MIN_PX if len(d) > 3 else px, anchor="middle",
-                         fill=ACCENT if batch else INK, bold=batch))
+                         fill=BATCH if batch else INK, bold=batch))
         x += cell
     if not dims:
-        out.append(label(x, y + 32, "scalar", MIN_PX, fill="#222"))
+        out.append(label(x, y + 32, "scalar", MIN_PX, fill=TEXT))
         x += cell * 1.5
     return out, x + cell / 2
 
@@ -306,7 +320,7 @@ def _in_axes(in_axes, args) -> list:
 
 def show_batching(f, *args, in_axes=0) -> Picture:
     """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
-    one example), each value drawn as a row of its axes with the batch axis B, orange, where
+    one example), each value drawn as a row of its axes with the batch axis B, teal, where
     the equation's batching rule left it (read from the BatchTracers while jax.vmap(f) runs).
     A rule moves B when that is cheaper than moving it back; vmap moves it to out_axes=0 only
     at the end, which is the batched jaxpr's trailing transpose. Facts: per equation, the
@@ -325,18 +339,17 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     width = max(name_w + widest * cell + 40, 760)
     height = top + len(rows) * row_h + 46
     out = [label(2, 26, [svg.Raw("each value's axes after each equation · "),
-                         svg.tspan("B", fill=ACCENT, font_weight="bold"),
+                         svg.tspan("B", fill=BATCH, font_weight="bold"),
                          ": the batch axis vmap carries"], px, font=SANS)]
     for r, (prim, vals) in enumerate(rows):
         y = top + r * row_h + 8
-        io = r in (0, len(rows) - 1)
-        out.append(label(2, y + 34, prim, px, bold=True, fill=ACCENT if io else INK))
+        out.append(label(2, y + 34, prim, px, bold=True))
         x = name_w
         for dims, b in vals:
             drawn, x = _axes(x, y, dims, b, cell, px)
             out += drawn
     out.append(label(2, height - 14, _fit("batched jaxpr: " + " → ".join(moves), width - 4,
-                                          MIN_PX), MIN_PX, fill="#222"))
+                                          MIN_PX), MIN_PX, fill=TEXT))
     facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
              "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
     caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)

@@ -24,14 +24,15 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import palette
 from .config import FILE_MAP_ROWS
 from .expect import ClaimFailed
 
-MARK = "#fff3b0"
-READ = "#7a4b00"
+MARK = palette.MARK
+READ = palette.MARK_INK
 # the word `class` before a class's row: the row's own face and size, in the strip's class
 # colour (an <i> fell back to another face in RISE, twice the row's size)
-CLASS = "<span style='color:#4a6a8a'>class</span> "
+CLASS = f"<span style='color:{palette.CLASS}'>class</span> "
 ROWS = FILE_MAP_ROWS
 
 
@@ -106,7 +107,7 @@ class FileMap:
         cells = []
         for e in self._shown():
             read = e.name in self.reads
-            extra = (f" <span style='color:#666'>+{methods[e.name]} methods</span>"
+            extra = (f" <span style='color:{palette.QUIET}'>+{methods[e.name]} methods</span>"
                      if e.kind == "class" and methods.get(e.name) else "")
             first = e is self._shown()[0]   # a part that starts inside a class says which
             name = html.escape(e.name.split(".")[-1] if e.depth and not first else e.name)
@@ -115,10 +116,10 @@ class FileMap:
                 f"<div style='{style};padding:0 4px;white-space:nowrap;overflow:hidden;"
                 f"text-overflow:ellipsis;padding-left:{4 + 16 * e.depth}px' "
                 f"title='{html.escape(e.role, quote=True)}'>"
-                f"<span style='color:#888;display:inline-block;min-width:3.2em;"
+                f"<span style='color:{palette.QUIET};display:inline-block;min-width:3.2em;"
                 f"text-align:right'>{e.line}</span> "
                 f"{'▶ ' if read else ''}{CLASS if e.kind == 'class' else ''}"
-                f"{name}{extra}<span style='color:#777;font-weight:normal'> "
+                f"{name}{extra}<span style='color:{palette.QUIET};font-weight:normal'> "
                 f"{html.escape(e.role)}</span></div>")
         columns = 2 if len(cells) > 8 else 1
         return (f"<div class='workshop-filemap' style='font-family:\"DejaVu Sans Mono\","
@@ -126,7 +127,20 @@ class FileMap:
                 f"<div style='font-weight:bold;margin-bottom:4px'>"
                 f"{html.escape(self.summary())}</div>"
                 f"<div style='column-count:{columns};column-gap:18px'>{''.join(cells)}</div>"
-                f"{self._strip()}</div>")
+                f"{self._strip()}{self._legend()}</div>")
+
+    def _legend(self) -> str:
+        """What the strip's colours mean, under it (a strip with no legend was a bar of colours)."""
+        def key(fill: str, text: str, stroke: str = "none") -> str:
+            return (f"<span style='display:inline-block;width:1.4em;height:0.8em;"
+                    f"background:{fill};border:2px solid {stroke};vertical-align:middle'></span>"
+                    f" {text}")
+        keys = [key(palette.MARK_STRIP, "read (▶)"), key(palette.CLASS_STRIP, "a class"),
+                key(palette.STRIP, "the rest")]
+        if self.scope:
+            keys.append(key("transparent", "this part", palette.TEXT))
+        return (f"<div style='color:{palette.QUIET};margin-top:2px'>the file to scale: "
+                + " · ".join(keys) + "</div>")
 
     def _strip(self, width: int = 1000, height: int = 18) -> str:
         """The file as one bar, its length the file's: every module-level block drawn to
@@ -137,18 +151,21 @@ class FileMap:
             if e.depth:
                 continue
             read = e.name in self.reads or any(r.startswith(e.name + ".") for r in self.reads)
-            fill = "#d9a400" if read else "#9db4d0" if e.kind == "class" else "#c8ccd2"
+            fill = (palette.MARK_STRIP if read else palette.CLASS_STRIP if e.kind == "class"
+                    else palette.STRIP)
             rects.append(f"<rect x='{(e.line - 1) * scale:.1f}' y='0' "
                          f"width='{max(e.lines * scale, 1):.1f}' height='{height}' "
                          f"fill='{fill}'><title>{html.escape(e.name)}</title></rect>")
         if self.scope:   # where this part sits in the whole file
             a, b = self.scope
             rects.append(f"<rect x='{(a - 1) * scale:.1f}' y='1' width='{(b - a + 1) * scale:.1f}'"
-                         f" height='{height - 2}' fill='none' stroke='#222' stroke-width='2'/>")
+                         f" height='{height - 2}' fill='none' stroke='{palette.TEXT}'"
+                         " stroke-width='2'/>")
         return (f"<svg viewBox='0 0 {width} {height}' preserveAspectRatio='none' "
                 f"style='width:100%;height:{height}px;"
                 f"margin-top:6px' role='img' aria-label='{html.escape(self.path)} to scale'>"
-                f"<rect width='{width}' height='{height}' fill='#f2f3f5'/>{''.join(rects)}"
+                f"<rect width='{width}' height='{height}' fill='{palette.STRIP_BG}'/>"
+                f"{''.join(rects)}"
                 f"</svg>")
 
 

@@ -8,7 +8,8 @@ are the decks' titles (`PHASES`; a deck's check cell compares them with the deck
 from __future__ import annotations
 
 from . import svg
-from .pictures import ACCENT, FILL, INK, SANS, Picture, label
+from .palette import FILL, HERE, HERE_FILL, INK, TEXT
+from .pictures import SANS, Picture, label
 
 # (phase, the deck's title, what reads or rewrites the record there: two short lines)
 PHASES = [
@@ -44,30 +45,30 @@ def show_phase_map(here: int | None = None) -> Picture:
     boxes = [("your Python", 14, 190), ("the record: a jaxpr", 470, 300)]
     for name, x, w in boxes:
         bold = name.startswith("the record")
-        out.append(svg.rect(x, 8, w, 48, rx=10, fill=FILL, stroke=ACCENT if bold else INK,
+        out.append(svg.rect(x, 8, w, 48, rx=10, fill=FILL, stroke=HERE if bold else INK,
                             stroke_width=3 if bold else 2))
         out.append(label(x + w / 2, 40, name, PX + 2, font=SANS, anchor="middle", bold=bold))
     out.append(svg.line(207, 32, 467, 32, stroke=INK, stroke_width=3,
                         marker_end="url(#phasehead)"))
     out.append(label(337, 24, "trace once, with stand-ins", PX - 2, font=SANS,
-                     anchor="middle", fill=ACCENT))
+                     anchor="middle", fill=HERE))
     out.append(label(790, 40, "every phase reads or rewrites it", PX, font=SANS))
     for k, (phase, title, lines) in enumerate(PHASES):
         x = 2 + (k % 3) * (card_w + GAP)
         y = top + (k // 3) * (card_h + GAP)
         mine = phase == here
-        out.append(svg.rect(x, y, card_w, card_h, rx=10, fill="#fff3e6" if mine else FILL,
-                            stroke=ACCENT if mine else INK, stroke_width=4 if mine else 2))
+        out.append(svg.rect(x, y, card_w, card_h, rx=10, fill=HERE_FILL if mine else FILL,
+                            stroke=HERE if mine else INK, stroke_width=4 if mine else 2))
         out.append(label(x + 14, y + PX * 1.5, f"{phase} · {title}", PX + 2, font=SANS,
                          bold=True))
         if mine:
             out.append(label(x + card_w - 12, y + PX * 1.5, "you are here", PX - 2,
-                             font=SANS, anchor="end", fill=ACCENT, bold=True))
+                             font=SANS, anchor="end", fill=HERE, bold=True))
         for j, line in enumerate(lines):
             if _chars(line, PX) > card_w - 24:
                 raise ValueError(f"phase {phase}: {line!r} is too wide for its card")
             out.append(label(x + 14, y + PX * 2.4 + (j + 0.8) * line_h, line, PX, font=SANS,
-                             fill="#222"))
+                             fill=TEXT))
     facts = {"phases": [(p, t) for p, t, _ in PHASES], "here": here,
              "lines": {p: list(lines) for p, _, lines in PHASES}}
     where = f"; you are in phase {here}, {PHASES[here - 1][1]}" if here else ""

@@ -21,9 +21,8 @@ from .artefacts import printer_names as printer_names  # readers that lived here
 from .artefacts import replica_groups as replica_groups  # importable here (the tests)
 from .config import MIN_PX as MIN_PX  # the style's sizes: dataflow and diagrams draw
 from .config import SLIDE_W  # with them (workshop/config.py says why each)
+from .palette import FILL, HERE, INK, TEXT  # the colours: palette.py says what each means
 
-INK, FILL, ACCENT = "#1f3b57", "#eef4fb", "#b5651d"
-UNKNOWN_FILL = "#fdebd9"
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
@@ -44,7 +43,9 @@ def projector_charts() -> None:
         import matplotlib
     except ImportError:
         return
-    matplotlib.rcParams.update(CHART_RC)
+    from .palette import CHART_CYCLE  # the series in the kit's colours, not matplotlib's
+    matplotlib.rcParams.update({**CHART_RC,
+                                "axes.prop_cycle": matplotlib.cycler(color=CHART_CYCLE)})
 
 
 @dataclass
@@ -120,8 +121,8 @@ def _name_and_params(fn) -> tuple[str, str]:
 def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
          gap: int = 34, title: str = "", px: float = 20, max_w: float = 330) -> str:
     """A left-to-right chain of boxes (a title and detail lines each). Arrow i's label is
-    written, in orange, as the first line of box i + 1: the step that makes that box (the
-    first box's own first line is orange too). Each box
+    written, in orange (look here), as the first line of box i + 1: the step that makes that
+    box (the first box's own first line is orange too). Each box
     is as wide as its lines at `px` (at least `box_w`, at most `max_w`; longer lines are cut
     with …)."""
     lines_of = [([arrows[i - 1]] if 0 < i <= len(arrows) else []) + lines
@@ -141,7 +142,7 @@ def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
         out.append(label(x + w / 2, top + px * 1.5, name, px + 2, font=SANS, anchor="middle",
                          bold=True))
         out += [label(x + 12, top + px * 2.3 + (j + 0.7) * line_h, _fit(line, w - 16, px), px,
-                      fill=ACCENT if j == 0 else "#222") for j, line in enumerate(lines)]
+                      fill=HERE if j == 0 else TEXT) for j, line in enumerate(lines)]
         if i + 1 < len(boxes):
             x0, x1, y = x + w + 3, x + w + gap - 3, top + box_h / 2
             out.append(svg.line(x0, y, x1, y, stroke=INK, stroke_width=3,

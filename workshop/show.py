@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import palette
 from .artefacts import hlo_text
 from .config import MAX_LINES, WIDTH  # what a slide holds
 
-MARK_BG = "#fff3b0"
+MARK_BG = palette.MARK
+MONO = "'DejaVu Sans Mono', Menlo, Consolas, monospace"   # the slides' code face (decks/rise.css)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -67,15 +69,16 @@ class Shown:
         else:
             rows = [html.escape(line) for line in self.lines]
         if self.numbers is not None:
-            hot = f"background:{MARK_BG};color:#000;font-weight:bold;"
-            rows = [f"<span style='color:#888;user-select:none;"
+            hot = f"background:{MARK_BG};color:{palette.TEXT};font-weight:bold;"
+            rows = [f"<span style='color:{palette.QUIET};user-select:none;"
                     f"{hot if self.numbers[i] in self.marked else ''}'>"
                     f"{html.escape(self._gutter(i))}</span> {row}" for i, row in enumerate(rows)]
         body = ("<pre style='margin:0;line-height:1.25;background:transparent'>"
                 + "\n".join(rows) + "</pre>")
-        head = (f"<div style='font-family:monospace;font-weight:bold;color:#555'>"
+        head = (f"<div style=\"font-family:{MONO};font-weight:bold;color:{palette.QUIET}\">"
                 f"{html.escape(self.title)}</div>" if self.title else "")
-        tail = (f"<div style='font-family:monospace;color:#777'>{html.escape(self.cut)}</div>"
+        tail = (f"<div style=\"font-family:{MONO};color:{palette.QUIET}\">"
+                f"{html.escape(self.cut)}</div>"
                 if self.cut else "")
         return f"<div class='workshop-shown'>{head}{body}{tail}</div>"
 
