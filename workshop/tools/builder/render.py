@@ -122,7 +122,8 @@ div.out pre { background: transparent; }
 h1, h2, h3 { color: #0b2a4a; margin: 0.2em 0 0.4em; font-weight: 600; }
 .md code { background: #eef0f3; padding: 0 3px; font-family: 'DejaVu Sans Mono', monospace; }
 .md :is(h1, h2, h3) code { background: none; padding: 0; font-size: 0.92em; color: inherit; }
-img.out { max-width: 100%; }
+img.out { max-width: 100%; display: block; }
+div.out > svg { display: block; }   /* a picture is a block, as on the projector */
 /* a sharding grid drawn by rich, in ink (decks/rise.css says why) */
 div.out pre[style*="line-height:normal"] span { color: inherit !important; }
 """
