@@ -4,7 +4,8 @@ file map and source excerpt, and a picture that uses a meaning says it in its le
 Orange was three things (a variable's name, "unknown until later" and "the batch axis"), the
 collectives took eight colours that meant nothing, the sharding grids took rich's and the
 charts matplotlib's. Change a meaning here, not in a picture: `tests/test_pictures.py` fails on
-a colour written anywhere else in the package, and on a picture that draws one not named here.
+a colour written in another of the runtime's drawing modules (workshop/*.py), and on a picture
+that draws one not named here or uses one for another meaning.
 """
 from __future__ import annotations
 
