@@ -16,9 +16,9 @@ from pathlib import Path
 from . import palette
 from .artefacts import hlo_text
 from .config import MAX_LINES, WIDTH  # what a slide holds
+from .pictures import MONO  # the slides' code face (decks/rise.css)
 
 MARK_BG = palette.MARK
-MONO = "'DejaVu Sans Mono', Menlo, Consolas, monospace"   # the slides' code face (decks/rise.css)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -108,12 +108,17 @@ def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH
         if k and i != shown[k - 1] + 1:
             out.append("  ⋯")   # lines cut here, to keep a line the slide is about
         out += _wrap(lines[i], width) if i in hot else [lines[i]]
-    if width is not None:
-        long = sum(len(line) > width for line in out)
-        if long:
-            out = [line if len(line) <= width else line[:width - 1] + "…" for line in out]
-            notes.append(f"{long} line end{'s' if long > 1 else ''} (…)")
+    out, notes = _clip(out, width, notes)
     return Shown("\n".join(out), title=title, lexer=lexer, notes=notes)
+
+
+def _clip(lines: list[str], width: int | None, notes: list[str]) -> tuple[list[str], list[str]]:
+    """Each line longer than `width` cut to it, ending in …, and the note that says so."""
+    long = 0 if width is None else sum(len(line) > width for line in lines)
+    if not long:
+        return lines, notes
+    lines = [line if len(line) <= width else line[:width - 1] + "…" for line in lines]
+    return lines, notes + [f"{long} line end{'s' if long > 1 else ''} (…)"]
 
 
 def _window(n: int, max_lines: int, hot: set[int]) -> list[int]:
@@ -275,14 +280,6 @@ def _cut(rows: list, max_lines: int | None, marked: set[int], where: str) -> tup
     return rows[:keep], [f"{n} more line{'s' if n > 1 else ''} (to line {last})"]
 
 
-def _cut_width(rows: list, width: int | None, notes: list[str]) -> tuple[list, list]:
-    long = 0 if width is None else sum(len(t) > width for _, t in rows)
-    if not long:
-        return rows, notes
-    rows = [(n, t if len(t) <= width else t[:width - 1] + "…") for n, t in rows]
-    return rows, notes + [f"{long} line end{'s' if long > 1 else ''} (…)"]
-
-
 def _dangles(line: str) -> bool:
     """A blank line, or a block's header (`else:`, `def f(x):`, a decorator) with no body
     after it: what an excerpt must not end on."""
@@ -323,7 +320,8 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
             raise LookupError(f"show_source: mark {m!r} not found in the shown lines of {where}")
         marked |= hits
     rows, notes = _cut(rows, max_lines, marked, where)
-    rows, notes = _cut_width(rows, width, notes)
+    texts, notes = _clip([t for _, t in rows], width, notes)
+    rows = [(n, t) for (n, _), t in zip(rows, texts)]
     nums = [n for n, _ in rows if n is not None]
     return Shown("\n".join(t for _, t in rows),
                  title=f"{_relative(path)}:{nums[0]}–{nums[-1]}  {name}", lexer="python",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import notebooks as nbs
 from .. import paths
+from ..labgen import target as attendee_copy
 
 PACKAGE = paths.ROOT / "workshop"
 # how a PDF is made from an executed notebook: every handout depends on these (and on what
@@ -131,12 +132,12 @@ class Source:
     @functools.cached_property
     def sheet(self) -> Source:
         """A kit lab's attendee copy in exercises/, read once."""
-        return Source.read(paths.EXERCISES / self.path.name)
+        return Source.read(attendee_copy(self.path))
 
     @property
     def files(self) -> list[Path]:
         """The notebooks its handouts are made from (without reading the attendee copy)."""
-        return [self.path, paths.EXERCISES / self.path.name] if self.lab else [self.path]
+        return [self.path, attendee_copy(self.path)] if self.lab else [self.path]
 
     @functools.cached_property
     def digest(self) -> str:

@@ -133,13 +133,12 @@ SLIDES_CSS = """
 .slide { width: 1280px; height: 720px; position: relative; overflow: hidden;
          page-break-after: always; break-after: page; }
 .slide .inner { position: absolute; top: 12px; left: 28px; width: 1216px; transform-origin: 0 0; }
-/* (line-height here only: with Source Sans Pro at 600, a heading's line-height of 1.2 made
-   Chromium write its words twice into an A4 PDF's bookmarks) */
-.slide h1, .slide h2, .slide h3 { line-height: 1.2; }
 .slide .md, .slide .cell { margin: 0; padding: 3px 0; }
 .slide .md { font-size: 26px; line-height: 1.3; }
 .slide .md p { margin: 0 0 12px; }
-.slide h1, .slide h2, .slide h3 { margin: 0 0 10px; }
+/* (line-height here only: with Source Sans Pro at 600, a heading's line-height of 1.2 made
+   Chromium write its words twice into an A4 PDF's bookmarks) */
+.slide h1, .slide h2, .slide h3 { margin: 0 0 10px; line-height: 1.2; }
 .slide h1 { font-size: 60px; } .slide h2, .slide h3 { font-size: 46px; }
 .slide pre { font-size: 20px; line-height: 1.25; }
 /* an output wrapped as JupyterLab wraps it */
