@@ -429,9 +429,29 @@ def _triple(out, name):
     return int(t), float(f), float(s)
 
 
+def _settled(measure, cases, got: dict, ref: dict) -> None:
+    """_check_times on the seconds so far. A busy machine only ever makes a call slower, so a
+    verdict on seconds stands only if it holds again: on the first, measure and the check's
+    own timing run once more for the same executables, and each call's fastest counts (an
+    answer whose seconds are wrong is wrong both times; a right one that a burst of load
+    caught, once seen at 0.9× where the check timed 12×, passes)."""
+    secs = {k: v[2] for k, v in got.items()}
+    try:
+        _check_times(secs, ref)
+    except Wrong:
+        for name, loss, params, x in cases:
+            if name in got:
+                secs[name] = min(secs[name], _triple(measure(loss, params, x), name)[2])
+                got[name] = (*got[name][:2], secs[name])
+                again = _time(_compiled(jax.grad(loss), params, x), params, x)
+                ref[name] = tuple(map(min, ref[name], again))
+        _check_times(secs, ref)
+
+
 def _check_measure(measure) -> str:
     got, ref = {}, {}
-    for i, (name, loss, params, x) in enumerate(_cases()):
+    cases = _cases()
+    for i, (name, loss, params, x) in enumerate(cases):
         temp, flops, secs = _triple(measure(loss, params, x), name)
         exe = _compiled(jax.grad(loss), params, x)
         if temp != _temp(exe) or not _same(flops, _flops(exe)):
@@ -443,8 +463,8 @@ def _check_measure(measure) -> str:
         got[name] = (temp, flops, secs)
         ref[name] = _time(exe, params, x)     # right after theirs: the same machine load
         if i == len(_WAITS_MS):      # the seconds so far, before the last compile
-            _check_times({k: v[2] for k, v in got.items()}, ref)
-    _check_times({k: v[2] for k, v in got.items()}, ref)
+            _settled(measure, cases, got, ref)
+    _settled(measure, cases, got, ref)
     (tn, fn_, _), (tc, fc, _) = got["'none'"], got["'checkpoint'"]
     return (f"temp bytes and flops equal XLA's analyses of each compiled gradient, and your "
             f"times follow the check's own timing of the same executables. The trade-off on "
