@@ -42,6 +42,12 @@ _WAIT_SLOW = 2.5     # a call that mostly sleeps varies little: 3 calls timed as
 _FOLLOWS = 2.0       # the 30 ms call must measure at least this many times the 2 ms one
 
 
+class Slower(Wrong):
+    """A verdict that a busy machine could have caused: a call measured slower than the check's
+    own timing of it (load only ever slows a call; it never makes one faster or a number
+    constant)."""
+
+
 def _wait_name(ms: int) -> str:
     return f"the call that waits {ms} ms on the host"
 
@@ -76,7 +82,7 @@ def _check_times(secs: dict, ref: dict) -> None:
         for k in names:
             said = wrong(k, secs[k], ref[k])
             if said:
-                raise Wrong(said)
+                raise (Slower if wrong is _too_slow else Wrong)(said)
     _follows_the_work(secs, ref)
 
 
@@ -126,7 +132,7 @@ def _follows_the_work(secs: dict, ref: dict) -> None:
     if short in secs and long in secs:
         want, have = ref[long][0] / ref[short][0], secs[long] / secs[short]
         if want >= 2 * _FOLLOWS and have < _FOLLOWS:    # else this machine cannot tell
-            raise Wrong(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
+            raise Slower(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
                         f"long as {short} here (the check's own timing of both), your "
                         f"measure says {have:.1f}×: return what the wall clock measured for "
                         "real calls, not a number or an estimate")
