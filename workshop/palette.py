@@ -4,8 +4,9 @@ file map and source excerpt, and a picture that uses a meaning says it in its le
 Orange was three things (a variable's name, "unknown until later" and "the batch axis"), the
 collectives took eight colours that meant nothing, the sharding grids took rich's and the
 charts matplotlib's. Change a meaning here, not in a picture: `tests/test_pictures.py` fails on
-a colour written in another of the runtime's drawing modules (workshop/*.py), and on a picture
-that draws one not named here or uses one for another meaning.
+a colour written in another of the runtime's drawing modules (workshop/*.py) or the labs'
+(workshop/labs/*.py: a verdict's ✓ and ✗), and on a picture that draws one not named here or
+uses one for another meaning.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ LATER_FILL = "#f1eaf7"
 BATCH = "#00796b"
 BATCH_FILL = "#e0f2ef"
 
-# a cache's answer
+# it worked, or it did not: a cache's hit and miss, a lab check's verdict (✓ and ✗)
 HIT, HIT_FILL = "#2e7d32", "#e3f2e4"
 MISS, MISS_FILL = "#c62828", "#fbe3e3"
 

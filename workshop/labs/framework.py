@@ -166,7 +166,8 @@ class Verdict:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        color = "#1a7f37" if self.ok else "#b00"
+        from ..palette import HIT, MISS
+        color = HIT if self.ok else MISS
         return (f"<pre style='color:{color};white-space:pre-wrap'>{html.escape(str(self))}"
                 f"</pre>")
 
