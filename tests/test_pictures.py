@@ -85,14 +85,19 @@ def test_every_picture_reads_from_the_back_of_the_room(pictures):
     for name, pic in pictures.items():
         root = ElementTree.fromstring(pic.svg)          # well-formed
         sizes = [float(t.get("font-size")) for t in root.iter() if t.get("font-size")]
-        width = float(root.get("viewBox").split()[2])
-        shown = min(sizes) * min(1.0, SLIDE_W / width)
+        width = float(root.get("viewBox").split()[2])      # drawn at; shown at `width` px
+        shown = min(sizes) * min(float(root.get("width")), SLIDE_W) / width
         assert shown >= MIN_PX and pic.text_px() == pytest.approx(shown), (name, shown)
         w, h = pic.size()
         assert w <= SLIDE_W and h <= 520, (name, w, h)     # room for its cell on the slide
     # the opening picture: clearly bigger than the 182 px tall, 13 px text it was
     assert len(pictures["two collectives"].facts["collectives"]) == 2
     assert pictures["collectives"].facts["collectives"][0]["kind"] == "reduce-scatter"
+    # a picture that would sit small under its line of code (one mesh, 636 px wide, 238 tall
+    # in deck 06) is shown as wide as the slide or 400 px tall, whichever comes first
+    w, h = pictures["collectives"].size()
+    assert w > 1000 and (w == SLIDE_W or h == pytest.approx(400, abs=1)), (w, h)
+    assert pictures["collectives"].text_px() >= 30
     stations = pictures["stations"]
     assert stations.text_px() >= 20 and stations.size()[1] >= 250, stations.size()
 

@@ -27,6 +27,7 @@ from .pictures import (
     _chars,
     _fit,
     _n,
+    grown,
     label,
 )
 
@@ -97,7 +98,8 @@ def show_collectives(compiled, mesh) -> Picture:
         out.append(label(2, panel_h + 20, "not drawn: " + ", ".join(left), 20, font=SANS))
     facts = {"collectives": [{"kind": k, "groups": g} for k, g in found], "not_drawn": left}
     caption = "; ".join(f"{k}: groups {g}" for k, g in found) or "no collectives"
-    return Picture(svg.svg(width, panel_h + (30 if found and left else 4), out), caption, facts)
+    height = panel_h + (30 if found and left else 4)
+    return Picture(svg.svg(width, height, out, shown=grown(width, height)), caption, facts)
 
 
 # --------------------------------------------------------------------------- pytrees

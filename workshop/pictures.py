@@ -62,21 +62,33 @@ class Picture:
 
     __str__ = __repr__
 
+    def _scale(self, slide_w: float) -> tuple[float, float, float]:
+        """(viewBox width, height, px on the slide per unit): the SVG is `width` px wide
+        (its natural size, or the size it asks to be shown at), scaled down to the slide's
+        width (its style says max-width:100%)."""
+        head = self.svg.split(">", 1)[0]
+        w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", head).groups())
+        shown = float(re.search(r" width='([\d.]+)'", head).group(1))
+        return w, h, min(shown, slide_w) / w
+
     def size(self, slide_w: float = SLIDE_W) -> tuple[float, float]:
-        """(width, height) as shown on a slide `slide_w` px wide: natural size, or scaled
-        down to the slide's width (the SVG's style says max-width:100%)."""
-        w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'",
-                                              self.svg).groups())
-        k = min(1.0, slide_w / w)
+        """(width, height) as shown on a slide `slide_w` px wide."""
+        w, h, k = self._scale(slide_w)
         return w * k, h * k
 
     def text_px(self, slide_w: float = SLIDE_W) -> float:
         """The smallest text of the picture, in px as shown on a slide `slide_w` px wide."""
         from xml.etree import ElementTree
-        root = ElementTree.fromstring(self.svg)
-        w = float(root.get("viewBox").split()[2])
-        sizes = [float(t.get("font-size")) for t in root.iter() if t.get("font-size")]
-        return min(sizes) * min(1.0, slide_w / w)
+        sizes = [float(t.get("font-size")) for t in ElementTree.fromstring(self.svg).iter()
+                 if t.get("font-size")]
+        return min(sizes) * self._scale(slide_w)[2]
+
+
+def grown(width: float, height: float, tall: float = 400) -> float:
+    """The width to show a picture at that would sit small on its slide (a 636 × 242 mesh under
+    one line of code): as wide as the slide, or as tall as `tall`, whichever comes first;
+    never smaller than its natural size."""
+    return width * max(1.0, min(SLIDE_W / width, tall / height))
 
 
 def label(x, y, content, px: float, *, font: str = MONO, fill: str = INK, anchor: str = "",

@@ -93,10 +93,11 @@ def arrowhead(name: str, colour: str, size: float) -> Element:
                               "markerHeight": size, "orient": "auto"}, (tip,))
 
 
-def svg(width: float, height: float, children, defs=()) -> str:
-    """The picture: shown at its natural size, scaled down to fit (max-width), one element a
-    line; its defs (markers) in the opening line."""
-    head = Element("svg", {"xmlns": NS, "viewBox": f"0 0 {width:g} {height:g}", "width": width,
+def svg(width: float, height: float, children, defs=(), shown: float | None = None) -> str:
+    """The picture: shown at its natural size (or `shown` px wide, scaled as a whole), scaled
+    down to fit (max-width), one element a line; its defs (markers) in the opening line."""
+    head = Element("svg", {"xmlns": NS, "viewBox": f"0 0 {width:g} {height:g}",
+                           "width": round(shown) if shown else width,
                            "style": "max-width:100%;height:auto", "role": "img"}).opening()
     if defs:
         head += str(element("defs", *defs))
