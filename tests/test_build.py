@@ -80,7 +80,8 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     out, err = proc.communicate(timeout=30)
     if sig != signal.SIGKILL:
         assert proc.returncode == 130 and err.strip() == "workshop build: interrupted", \
-            (out, err)   # one line: no warning or traceback from the workers or the tracker
+            f"exit {proc.returncode}, stderr:\n{err[-4000:]}"   # one line: no warning or
+        # traceback from the workers or the tracker (a str: a tuple's repr is cut mid-way)
     assert gone(started, 15) == [], f"processes the build started outlived {sig.name}"
     if sig != signal.SIGKILL:   # (a SIGKILLed build cleans up nothing; its workers end the
         assert sorted(p.name for p in tmp.iterdir()) == []   # kernels when they see it gone)
