@@ -98,6 +98,15 @@ def test_every_picture_reads_from_the_back_of_the_room(pictures):
     w, h = pictures["collectives"].size()
     assert w > 1000 and (w == SLIDE_W or h == pytest.approx(400, abs=1)), (w, h)
     assert pictures["collectives"].text_px() >= 30
+    # a graph drawn shorter than a slide leaves room for is shown GRAPH_TALL px tall, or as
+    # wide as the slide
+    from workshop.pictures import GRAPH_TALL
+    for name in ("graph down", "cut", "batching"):
+        root = ElementTree.fromstring(pictures[name].svg)
+        drawn = float(root.get("viewBox").split()[3])
+        w, h = pictures[name].size()
+        assert drawn < GRAPH_TALL and (h == pytest.approx(GRAPH_TALL, abs=1) or w == SLIDE_W), \
+            (name, drawn, w, h)
     stations = pictures["stations"]
     assert stations.text_px() >= 20 and stations.size()[1] >= 250, stations.size()
 

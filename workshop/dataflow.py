@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from . import svg
 from .artefacts import JaxprGraph, check_split, jaxpr_graph, printer_names
 from .palette import FILL, HERE, INK, LATER, LATER_FILL, PAPER, TEXT
-from .pictures import MIN_PX, SANS, Picture, _chars, _fit, label
+from .pictures import GRAPH_TALL, MIN_PX, SANS, Picture, _chars, _fit, grown, label
 
 
 @dataclass
@@ -206,7 +206,8 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     n_eqns = sum(len(c) for c in g.columns[1:g.out_col])
     caption = (f"dataflow: {len(g.columns[0])} input(s) → {n_eqns} equation(s) in "
                f"{g.out_col - 1} column(s) → {len(g.columns[g.out_col])} output(s)")
-    picture = svg.svg(lay.width, lay.height, out, defs=[svg.arrowhead("graphhead", INK, 11)])
+    picture = svg.svg(lay.width, lay.height, out, defs=[svg.arrowhead("graphhead", INK, 11)],
+                      shown=grown(lay.width, lay.height, tall=GRAPH_TALL))
     return Picture(picture, caption, facts)
 
 

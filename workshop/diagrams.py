@@ -20,6 +20,7 @@ from .palette import (
     TEXT,
 )
 from .pictures import (
+    GRAPH_TALL,
     MIN_PX,
     SANS,
     SLIDE_W,
@@ -355,4 +356,5 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     facts = {"equations": [(p, i, o) for p, i, o, _ in seen[1:]], "inputs": seen[0][2],
              "batched": moves, "size": size, "out": [d for d, _ in rows[-1][1]]}
     caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)
-    return Picture(svg.svg(width, height, out), caption, facts)
+    return Picture(svg.svg(width, height, out, shown=grown(width, height, tall=GRAPH_TALL)),
+                   caption, facts)

@@ -84,6 +84,11 @@ class Picture:
         return min(sizes) * self._scale(slide_w)[2]
 
 
+# a graph shown alone under its line of code: as tall as that slide leaves room for (the
+# talk path's five, 400-434 px drawn, had 84-112 px left under them)
+GRAPH_TALL = 470
+
+
 def grown(width: float, height: float, tall: float = 400) -> float:
     """The width to show a picture at that would sit small on its slide (a 636 × 242 mesh under
     one line of code): as wide as the slide, or as tall as `tall`, whichever comes first;
