@@ -64,6 +64,9 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     time.sleep(2)   # the kernel is in the sleeping cell
     started = me.children(recursive=True)
     assert any("ipykernel" in " ".join(c.cmdline()) for c in started), "no kernel started"
+    # the terminal's Ctrl-C reaches the build alone, not its workers (see execute._worker_init)
+    workers = [c for c in me.children() if "spawn_main" in " ".join(c.cmdline())]
+    assert workers and all(os.getpgid(w.pid) != proc.pid for w in workers), workers
     second = None
     if sig == signal.SIGKILL:   # a build started meanwhile waits, saying for which
         other = tiny(tmp_path / "other.ipynb", "print('other')")

@@ -332,6 +332,11 @@ def _worker_init(build_pid: int) -> None:
     when the build was SIGKILLed and had no chance to clean up."""
     import threading
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a process group of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
+    # reaches the build alone: nbclient replaces the ignore above while a notebook runs, and
+    # answered the group's SIGINT by closing its kernel's sockets mid-cell, racing the build's
+    # own clean-up (a ZMQError traceback and exit 1 instead of one line, seen once)
+    os.setpgid(0, 0)
     # the terminal closed: SIGHUP goes to the whole group; the build ends the workers as on
     # Ctrl-C (SIGTERM, which nbclient answers by shutting its kernel down and cleaning up)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
