@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import CHECK_TIME_LIMIT
+from ..palette import HIT, MISS
 
 
 class Wrong(Exception):
@@ -166,7 +167,6 @@ class Verdict:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        from ..palette import HIT, MISS
         color = HIT if self.ok else MISS
         return (f"<pre style='color:{color};white-space:pre-wrap'>{html.escape(str(self))}"
                 f"</pre>")
