@@ -437,29 +437,27 @@ def _triple(out, name):
     return int(t), float(f), float(s)
 
 
-def _settled(measure, cases, got: dict, ref: dict) -> None:
+def _settled(measure, timed: dict, got: dict, ref: dict) -> None:
     """_check_times on the seconds so far. A busy machine only ever makes a call slower, so a
     verdict that a call was too slow stands only if it holds again: measure and the check's
-    own timing run once more for the same executables, and each call's fastest counts (an
-    answer that times several calls is too slow both times; a right one that a burst of load
-    caught, once seen at 0.9× where the check timed 12×, passes)."""
+    own timing run once more on the same executables (`timed`: name -> loss, params, x, exe),
+    and each call's fastest counts (an answer that times several calls is too slow both
+    times; a right one that a burst of load caught, once seen at 0.9× where the check timed
+    12×, passes)."""
     secs = {k: v[2] for k, v in got.items()}
     try:
         _check_times(secs, ref)
     except Slower:
-        for name, loss, params, x in cases:
-            if name in got:
-                secs[name] = min(secs[name], _triple(measure(loss, params, x), name)[2])
-                got[name] = (*got[name][:2], secs[name])
-                again = _time(_compiled(jax.grad(loss), params, x), params, x)
-                ref[name] = tuple(map(min, ref[name], again))
+        for name, (loss, params, x, exe) in timed.items():
+            secs[name] = min(secs[name], _triple(measure(loss, params, x), name)[2])
+            got[name] = (*got[name][:2], secs[name])
+            ref[name] = tuple(map(min, ref[name], _time(exe, params, x)))
         _check_times(secs, ref)
 
 
 def _check_measure(measure) -> str:
-    got, ref = {}, {}
-    cases = _cases()
-    for i, (name, loss, params, x) in enumerate(cases):
+    got, ref, timed = {}, {}, {}
+    for i, (name, loss, params, x) in enumerate(_cases()):
         temp, flops, secs = _triple(measure(loss, params, x), name)
         exe = _compiled(jax.grad(loss), params, x)
         if temp != _temp(exe) or not _same(flops, _flops(exe)):
@@ -468,11 +466,11 @@ def _check_measure(measure) -> str:
                 if temp != _temp(exe):
                     raise Wrong(_explain_temp(name, temp, loss, params, x, exe))
                 raise Wrong(_explain_flops(name, flops, loss, params, x, exe))
-        got[name] = (temp, flops, secs)
+        got[name], timed[name] = (temp, flops, secs), (loss, params, x, exe)
         ref[name] = _time(exe, params, x)     # right after theirs: the same machine load
         if i == len(_WAITS_MS):      # the seconds so far, before the last compile
-            _settled(measure, cases, got, ref)
-    _settled(measure, cases, got, ref)
+            _settled(measure, timed, got, ref)
+    _settled(measure, timed, got, ref)
     (tn, fn_, _), (tc, fc, _) = got["'none'"], got["'checkpoint'"]
     return (f"temp bytes and flops equal XLA's analyses of each compiled gradient, and your "
             f"times follow the check's own timing of the same executables. The trade-off on "
