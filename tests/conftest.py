@@ -165,7 +165,7 @@ def _runs() -> Runs:
 
 
 SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_b.py",
-              "test_scaffold.py", "test_attendee_venv.py", "test_drift.py"}
+              "test_scaffold.py", "test_attendee_venv.py", "test_drift.py", "test_hub.py"}
 
 
 # scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
@@ -173,8 +173,8 @@ SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_
 # they end with the rest; the files that read the notebook runs last, so both workers have
 # other tests to do while the first worker makes the runs
 FIRST = ["test_lab_answers.py", "test_labs.py", "test_attendee_venv.py", "test_build.py",
-         "test_present.py", "test_presenter_tools.py", "test_scaffold.py", "test_cli.py",
-         "test_compose.py"]
+         "test_present.py", "test_hub.py", "test_presenter_tools.py", "test_scaffold.py",
+         "test_cli.py", "test_compose.py"]
 # the files that read the notebook runs. xdist hands a worker the next file once its own has 2
 # tests left, so the worker that takes decks_a (2 tests) takes test_notebooks with it, and the
 # other decks_b (4), then the short ones: both end at about the same time

@@ -93,16 +93,17 @@ def _declared(*groups: str) -> set[str]:
 
 
 def test_every_import_is_declared_and_locked():
-    # the package: the runtime (an attendee's `pip install`) plus the `build` extra; the tests:
-    # the `dev` extra as well. Every declared name is in the lock, so setup installs it.
+    # the package: the runtime (an attendee's `pip install`) plus the `build` and `hub` extras;
+    # the tests: the `dev` extra as well. Every declared name is in the lock, so setup installs it.
     package = _third_party_imports(sorted((ROOT / "workshop").rglob("*.py")))
-    missing = {d: sorted(f)[:3] for d, f in package.items() if d not in _declared("build")}
+    missing = {d: sorted(f)[:3] for d, f in package.items()
+               if d not in _declared("build", "hub")}
     assert not missing, f"imported by the package, not declared in pyproject.toml: {missing}"
     tests = _third_party_imports(sorted((ROOT / "tests").rglob("*.py")))
     missing = {d: sorted(f)[:3] for d, f in tests.items()
-               if d not in _declared("build", "dev")}
+               if d not in _declared("build", "hub", "dev")}
     assert not missing, f"imported by the tests, not declared in the dev extra: {missing}"
-    unlocked = _declared("build", "dev") - set(lockfile.pins())
+    unlocked = _declared("build", "hub", "dev") - set(lockfile.pins())
     assert not unlocked, f"declared but not in environment/requirements.lock: {unlocked}"
 
 

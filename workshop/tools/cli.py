@@ -68,6 +68,12 @@ def cmd_present(args) -> int:
                         rehearse=args.rehearse)
 
 
+def cmd_hub(args) -> int:
+    from . import hub
+    return hub.main(args.ip, args.port, args.attendees,
+                    Path(args.code_file) if args.code_file else None, args.remove_attendees)
+
+
 def cmd_schedule(args) -> int:
     from . import schedule
     return schedule.main(args.start, args.session, write_files=args.write)
@@ -125,6 +131,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="record when each slide is shown; on Ctrl-C write "
                          "build/rehearsal/DECK-TIME.md (planned against actual minutes)")
     pr.set_defaults(fn=cmd_present)
+    hb = sub.add_parser("hub", help="the workshop on a JupyterHub on this machine, for "
+                                    "attendees without a working laptop (as root)")
+    hb.add_argument("--port", type=int, default=8000, help="where attendees connect "
+                                                           "(default 8000)")
+    hb.add_argument("--ip", default="0.0.0.0", help="the address to listen on (default: all, "
+                                                    "so the room can reach it)")
+    hb.add_argument("--attendees", type=int, default=30, metavar="N",
+                    help="the most attendees it admits, each a server of their own (default 30)")
+    hb.add_argument("--code-file", metavar="FILE",
+                    help="read the attendees' code from FILE (mode 600); default: one made "
+                         "once and kept in build/hub/")
+    hb.add_argument("--remove-attendees", action="store_true",
+                    help="after the workshop: delete the attendees' users and their files")
+    hb.set_defaults(fn=cmd_hub)
     sc = sub.add_parser("schedule", help="the two-day workshop: decks, labs, breaks")
     sc.add_argument("--start", default="09:00", help="the day's start, HH:MM (default 09:00)")
     sc.add_argument("--session", default="120", metavar="MIN",

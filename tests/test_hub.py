@@ -1,0 +1,250 @@
+"""`python -m workshop hub`: a real JupyterHub on loopback, two attendees logged in through its
+login form, J1's solution run in each one's own kernel through the real server APIs, and what
+keeps them apart proved from inside their kernels: files, kernels' keys, processes, servers,
+names. The hub runs as root (it makes a system user per attendee): these machines run as root."""
+from __future__ import annotations
+
+import errno
+import os
+import pwd
+import re
+import signal
+import stat
+import subprocess
+import sys
+
+import psutil
+import pytest
+
+from workshop.tools import errors, hub, hubload, paths
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub runs as root")
+LAB = hubload.LAB
+
+
+def cli(*args, env=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "workshop", "hub", *args], cwd=paths.ROOT,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    """A hub for two attendees, started as `scripts/hub` starts it; stopped with Ctrl-C."""
+    state = tmp_path_factory.mktemp("hub-state")
+    port = hub.free_port()
+    env = dict(os.environ, WORKSHOP_HUB_STATE=str(state))
+    proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
+                             "--port", str(port), "--attendees", "2"], cwd=paths.ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    while len(lines) < 4:
+        line = proc.stdout.readline()
+        if not line:
+            pytest.fail(f"the hub stopped: {proc.stderr.read()}")
+        if line.startswith("hub: ") and "making the attendees' environment" not in line:
+            lines.append(line.strip())
+    code = re.search(r"the code\s+(\S+)$", lines[1]).group(1)
+    base = f"http://127.0.0.1:{port}"
+    people = [hubload.Attendee(base, name, code) for name in ("ada", "kim")]
+    try:
+        for a in people:
+            a.login()
+            a.start_server()
+            a.start_kernel()
+        yield {"base": base, "code": code, "people": people, "lines": lines, "proc": proc,
+               "state": state}
+    finally:
+        users = [a.user for a in people if a.user]
+        proc.send_signal(signal.SIGINT)   # Ctrl-C
+        try:
+            out, err = proc.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        left = [p.info for p in psutil.process_iter(["pid", "username", "cmdline"])
+                if p.info["username"] in users or "configurable-http-proxy" in
+                " ".join(p.info["cmdline"] or [])]
+        removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
+        assert proc.returncode == 130 and "interrupted" in err, err
+        assert not left, f"the stopped hub left processes: {left}"
+        assert removed.returncode == 0, removed.stderr
+        for user in users:
+            with pytest.raises(KeyError):
+                pwd.getpwnam(user)
+
+
+def test_two_attendees_each_run_j1s_solution_in_their_own_kernel(room):
+    assert room["lines"][0] == f"hub: open {room['base']}/"
+    cells = hubload.solution_cells()
+    ada, kim = room["people"]
+    assert (ada.user, kim.user) == ("ws-ada", "ws-kim")
+    for a in (ada, kim):
+        took = hubload.run_lab(a, cells)   # each cell's status "ok", the checks' asserts too
+        assert len(took) == len(cells) > 10
+        banner = a.run("import jax; print(jax.__version__, jax.device_count(), "
+                       "jax.devices()[0].platform)")
+        assert banner["out"].split() == ["0.12.0.1", "8", "cpu"]
+        me = a.run("import os, getpass; print(getpass.getuser(), os.getcwd())")["out"].split()
+        assert me == [a.user, f"/home/{a.user}/workshop/exercises"]
+        top = a.api("GET", f"/user/{a.user}/api/contents").json()["content"]
+        assert {"decks", "exercises"} <= {c["name"] for c in top}
+
+
+def test_each_attendee_has_a_private_copy_of_the_materials(room):
+    for a in room["people"]:
+        home = pwd.getpwnam(a.user).pw_dir
+        assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+        copy = os.path.join(home, "workshop", LAB)
+        assert os.stat(copy).st_uid == pwd.getpwnam(a.user).pw_uid
+        assert open(copy, "rb").read() == (paths.ROOT / LAB).read_bytes()
+        assert not os.path.exists(os.path.join(home, "workshop", "exercises", "solutions"))
+        assert sorted(os.listdir(os.path.join(home, "workshop", "decks"))) == sorted(
+            p.name for p in paths.DECKS.iterdir()
+            if p.suffix in (".ipynb", ".css") or p.name == "README.md")
+
+
+@pytest.mark.parametrize("me,other", [(0, 1), (1, 0)])
+def test_an_attendees_code_cannot_touch_anothers_files(room, me, other):
+    a, b = room["people"][me], room["people"][other]
+    home = pwd.getpwnam(b.user).pw_dir
+    tries = {
+        "read": f"open({home + '/workshop/' + LAB!r}).read()",
+        "list": f"import os; os.listdir({home!r})",
+        "write": f"open({home + '/mine.txt'!r}, 'w').write('x')",
+        "runtime": f"import os; os.listdir({home + '/.local/share/jupyter/runtime'!r})",
+    }
+    for what, code in tries.items():
+        got = a.run(code)
+        assert got["status"] == "error", f"{a.user} could {what} {b.user}'s files"
+        assert got["error"].startswith("PermissionError"), got["error"]
+    # and their own, the same calls work
+    mine = pwd.getpwnam(a.user).pw_dir
+    assert a.run(f"open({mine + '/workshop/' + LAB!r}).read()")["status"] == "ok"
+
+
+def test_an_attendee_cannot_signal_or_read_anothers_kernel(room):
+    ada, kim = room["people"]
+    pid = kim.kernel_pid()
+    assert psutil.Process(pid).username() == kim.user
+    for code in (f"import os; os.kill({pid}, 0)",   # the permission check of any signal
+                 f"open('/proc/{pid}/environ').read()"):   # the server's token is there
+        got = ada.run(code)
+        assert got["status"] == "error" and got["error"].startswith("PermissionError"), got
+    assert psutil.pid_exists(pid)
+    errno_eperm = ada.run(f"import os\ntry: os.kill({pid}, 0)\nexcept OSError as e: "
+                          "print(e.errno)")["out"].strip()
+    assert errno_eperm == str(errno.EPERM)
+
+
+def test_an_attendees_token_opens_no_other_server(room):
+    ada, kim = room["people"]
+    assert ada.api("GET", f"/user/{ada.user}/api/contents").status_code == 200
+    assert ada.api("GET", f"/user/{kim.user}/api/contents").status_code == 403
+    assert ada.api("GET", f"/user/{kim.user}/api/kernels").status_code == 403
+    assert ada.api("POST", f"/hub/api/users/{kim.user}/server").status_code in (403, 404)
+    # the browser's way in: ada's login cookie opens her own server's page, not kim's
+    mine = ada.http.get(f"{room['base']}/user/{ada.user}/lab")
+    theirs = ada.http.get(f"{room['base']}/user/{kim.user}/lab")
+    assert (mine.status_code, mine.url) == (200, f"{room['base']}/user/{ada.user}/lab")
+    # kim's server sends her to the hub, which will not authorise ada for it
+    assert theirs.status_code == 403 and "/hub/api/oauth2/authorize" in theirs.url
+    assert f"client_id=jupyterhub-user-{kim.user}&" in theirs.url
+
+
+def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
+    base, code = room["base"], room["code"]
+    said = {}
+    for name, password in [("kim", code), ("KIM", code), ("ws-kim", code), ("zoe", code),
+                           ("ada", "not-the-code"), ("presenter", code), ("1st", code),
+                           ("a" * 17, code), ("ad a", code)]:
+        with pytest.raises(hubload.LoginRefused) as e:
+            hubload.Attendee(base, name, password).login()
+        said[name] = str(e.value)
+    assert said["kim"] == said["KIM"] == said["ws-kim"] == (
+        "The name kim is taken. Pick another, or ask the presenter to free it.")
+    assert said["zoe"] == "The hub is full (2 attendees): ask the presenter."
+    assert said["ada"] == said["presenter"] == "Invalid username or password"
+    assert said["1st"] == said["a" * 17] == said["ad a"] == (
+        "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2.")
+
+
+def test_the_presenter_logs_in_as_the_admin(room):
+    code = (room["state"] / "presenter-code").read_text().strip()
+    assert stat.S_IMODE((room["state"] / "presenter-code").stat().st_mode) == 0o600
+    assert stat.S_IMODE(room["state"].stat().st_mode) == 0o700
+    p = hubload.Attendee(room["base"], "presenter", code)
+    p.login()
+    users = p.api("GET", "/hub/api/users").json()
+    assert {u["name"] for u in users} >= {"ws-ada", "ws-kim", "ws-presenter"}
+    assert {u["name"]: u["admin"] for u in users}["ws-presenter"] is True
+    ada = room["people"][0]
+    assert ada.api("GET", "/hub/api/users").status_code == 403
+    # no code is on a command line or in the environment of the hub's processes
+    for proc in psutil.process_iter(["cmdline", "environ"]):
+        text = " ".join(proc.info["cmdline"] or []) + str(proc.info["environ"] or "")
+        assert room["code"] not in text and code not in text, proc.info["cmdline"]
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--attendees", "0"], "--attendees 0: from 1 to 500"),
+    (["--port", "70000"], "--port 70000: pick a port from 1 to 65535"),
+    (["--code-file", "/nonexistent/code"], "--code-file /nonexistent/code: No such file"),
+])
+def test_bad_input_is_one_line(args, says):
+    r = cli(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"workshop hub: {says}") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_code_file_others_can_read_or_too_short_is_refused(tmp_path):
+    f = tmp_path / "code"
+    f.write_text("abcd-efgh-jkmn\n")
+    os.chmod(f, 0o644)
+    r = cli("--code-file", str(f))
+    assert r.returncode == 2 and r.stderr == (f"workshop hub: --code-file {f}: other users can "
+                                              f"read it (mode 644): chmod 600 {f}\n")
+    os.chmod(f, 0o600)
+    f.write_text("short\n")
+    r = cli("--code-file", str(f))
+    assert r.returncode == 2 and "one word of 8 or more characters" in r.stderr
+    f.write_text("abcd-efgh-jkmn\n")
+    assert hub.read_code_file(f) == "abcd-efgh-jkmn"
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = cli("--ip", "127.0.0.1", "--port", str(port),
+                env={"WORKSHOP_HUB_STATE": str(tmp_path / "state")})
+    assert r.returncode == 2 and r.stderr == (f"workshop hub: --port {port}: something already "
+                                              "listens there (pick another)\n")
+    assert not (tmp_path / "state").exists()
+
+
+def test_not_root_is_refused_in_one_line(monkeypatch):
+    # (the kit's .venv cannot run as another user here: its Python is under /root)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(errors.KitError, match=r"^run it as root \(sudo scripts/hub\)"):
+        hub.check_machine()
+
+
+def test_the_generated_code_reads_off_a_whiteboard():
+    codes = {hub.attendee_code() for _ in range(200)}
+    assert len(codes) == 200
+    for c in codes:
+        assert re.fullmatch(r"[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}", c)
+        assert not set(c) & set("01ilo")
+
+
+def test_the_attendees_run_the_hubs_own_environment(room):
+    # made from the lock in HUB_HOME, readable by every user (the kit's .venv may not be)
+    python = hub.HUB_HOME / "venv" / "bin" / "python"
+    probe = [str(python), "-c", "import jax, workshop.labs, jupyterhub"]
+    assert hub.runs_as_nobody(probe, hub.libdir(python.parent.parent))
+    for a in room["people"]:
+        exe = a.run("import sys; print(sys.executable)")["out"].strip()
+        assert exe.startswith(str(hub.HUB_HOME / "venv")), exe

@@ -1,0 +1,385 @@
+"""`python -m workshop hub`: the workshop on a JupyterHub on this machine, for attendees whose
+laptop cannot run the kit's kernel. They open the hub in a browser and log in with a name and
+the workshop's code; each gets a server of their own with their own copy of decks/ and
+exercises/ and the kit's kernel (eight fake CPU devices, the pinned JAX).
+
+How attendees are kept apart: each name is a system user (`ws-NAME`) whose home only it can
+open, and its server and kernels run as that user (JupyterHub's LocalProcessSpawner), so an
+attendee's code cannot read or write another's files, read another's kernel connection files
+(their keys), or signal another's processes; each server asks the hub who is calling, so one
+attendee's browser or token opens no other's server. The first login with a name claims it
+(hubauth.py). Only root can make users and start servers as them, so the hub runs as root,
+as The Littlest JupyterHub does.
+
+The attendees' users cannot run the presenter's .venv (its Python usually lives under a home
+only its owner opens), so the hub has its own environment, made from the same lock, in
+HUB_HOME (default /opt/jax-core-workshop-hub), readable by every user; the kit's package is
+installed there (not linked), and the materials copied. It is made again when the lock, the
+package or the materials change, beside the old one, which stays until the new one works.
+
+The hub's state (its database, cookie secret, the two codes, its log) is in build/hub/,
+readable by root only. The attendees' code is made once and printed when the hub starts
+(`--code-file` reads the presenter's own from a file only they can read); the presenter logs in
+as `presenter` with the admin code in build/hub/presenter-code. No code is ever on a command
+line or in the environment. Idle servers are stopped after an hour (jupyterhub-idle-culler).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from . import errors, paths
+
+PREFIX = "ws-"                                # every attendee's system user: ws-NAME
+NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # what an attendee may type as their name
+PRESENTER = "presenter"                      # the admin's name at the login
+HUB_HOME = Path(os.environ.get("WORKSHOP_HUB_HOME", "/opt/jax-core-workshop-hub"))
+STATE = Path(os.environ.get("WORKSHOP_HUB_STATE", paths.BUILD / "hub"))
+IDLE_MINUTES = 60
+NOBODY = 65534
+CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a whiteboard
+MATERIALS = [("decks", "*.ipynb"), ("decks", "*.css"), ("decks", "README.md"),
+             ("exercises", "*.ipynb")]   # the attendee copies, not exercises/solutions/
+MAX_ATTENDEES = 500
+
+
+def record_attendee(log: Path, name: str) -> None:
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(name + "\n")
+
+
+def attendees_made(state: Path = STATE) -> list[str]:
+    log = state / "attendees"
+    return sorted(set(log.read_text().split())) if log.exists() else []
+
+
+def runs_as_nobody(cmd: list[str], libdir: str = "") -> bool:
+    env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir} if libdir else {})}
+    try:
+        return subprocess.run(cmd, user=NOBODY, group=NOBODY, cwd="/", env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _inputs_hash() -> str:
+    h = hashlib.sha256(paths.LOCK.read_bytes())
+    for p in sorted([paths.ROOT / "pyproject.toml", *(paths.ROOT / "workshop").rglob("*")]):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(paths.ROOT)).encode() + p.read_bytes())
+    for folder, pattern in MATERIALS:
+        for p in sorted((paths.ROOT / folder).glob(pattern)):
+            h.update(f"{folder}/{p.name}".encode() + p.read_bytes())
+    h.update(sys.version.encode())
+    return h.hexdigest()[:16]
+
+
+def _interpreter(home: Path) -> tuple[Path, str]:
+    """A Python like this one that every user can run, and the folder of its libpython where
+    the loader must be told it (else ""): this one where it is readable, else a copy of its
+    installation in HUB_HOME (pyenv's lives under /root, and its python's RUNPATH names it)."""
+    mine = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    probe = ["-c", "import venv, ssl, sqlite3"]
+    if runs_as_nobody([str(mine), *probe]):
+        return mine, ""
+    copy = home / f"python-{'.'.join(map(str, sys.version_info[:3]))}"
+    lib = str(copy / "lib")
+    if not runs_as_nobody([str(copy / "bin" / mine.name), *probe], lib):
+        shutil.rmtree(copy.with_suffix(".new"), ignore_errors=True)
+        shutil.copytree(sys.base_prefix, copy.with_suffix(".new"), symlinks=True)
+        _readable(copy.with_suffix(".new"))
+        shutil.rmtree(copy, ignore_errors=True)
+        copy.with_suffix(".new").rename(copy)
+    return copy / "bin" / mine.name, lib
+
+
+def _readable(root: Path) -> None:
+    """Every user may read `root` and run what is runnable in it; only its owner writes."""
+    for p in [root, *root.rglob("*")]:
+        if p.is_symlink():
+            continue
+        mode = p.stat().st_mode
+        extra = 0o555 if p.is_dir() or mode & stat.S_IXUSR else 0o444
+        os.chmod(p, (mode | extra) & ~0o022)
+
+
+def prepare(home: Path = HUB_HOME, say=print) -> Path:
+    """The hub's environment in `home` (made or made again when its inputs changed); returns
+    its Python."""
+    venv, stamp = home / "venv", home / "venv" / "workshop-hub-inputs"
+    want = _inputs_hash()
+    python = venv / "bin" / "python"
+    if stamp.exists() and stamp.read_text() == want and runs_as_nobody(
+            [str(python), "-c", "import jax, workshop.labs, jupyterhub"], libdir(venv)):
+        return python
+    say(f"hub: making the attendees' environment in {home} from the lock (a minute or two)")
+    home.mkdir(parents=True, exist_ok=True)
+    os.chmod(home, 0o755)
+    base, lib = _interpreter(home)
+    uv = Path(sys.prefix) / "bin" / "uv"
+    new = home / "venv.new"
+    shutil.rmtree(new, ignore_errors=True)
+    run = lambda *cmd: subprocess.run([str(c) for c in cmd], check=True, capture_output=True,
+                                      text=True)
+    try:
+        run(uv, "venv", "-q", "--relocatable", "--python", base, new)
+        run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python", "--require-hashes",
+            "--compile-bytecode", paths.LOCK)
+        run(uv, "pip", "install", "-q", "--python", new / "bin" / "python", "--no-deps",
+            "--no-build-isolation", "--reinstall-package", "jax-core-workshop", paths.ROOT)
+    except subprocess.CalledProcessError as e:
+        shutil.rmtree(new, ignore_errors=True)
+        tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
+        raise errors.KitError(f"could not make the attendees' environment: {tail[0]}") from None
+    materials = new / "materials"
+    for folder, pattern in MATERIALS:
+        for p in sorted((paths.ROOT / folder).glob(pattern)):
+            (materials / folder).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, materials / folder / p.name)
+    (new / "workshop-hub-libdir").write_text(lib)
+    (new / "workshop-hub-inputs").write_text(want)
+    _readable(new)
+    if not runs_as_nobody([str(new / "bin" / "python"), "-c",
+                           "import jax, workshop.labs, jupyterhub"], lib):
+        shutil.rmtree(new, ignore_errors=True)
+        raise errors.KitError(f"another user cannot run the environment made in {home}: is "
+                              "it on a filesystem mounted noexec, or under a private folder?")
+    old = home / "venv.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if venv.exists():
+        venv.rename(old)
+    new.rename(venv)
+    shutil.rmtree(old, ignore_errors=True)
+    return python
+
+
+def libdir(venv: Path) -> str:
+    f = venv / "workshop-hub-libdir"
+    return f.read_text() if f.exists() else ""
+
+
+def _code(state: Path, name: str, make) -> str:
+    f = state / name
+    if not f.exists():
+        fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(make() + "\n")
+    return f.read_text().strip()
+
+
+def attendee_code() -> str:
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(12))
+    return "-".join(raw[i:i + 4] for i in range(0, 12, 4))
+
+
+def read_code_file(path: Path) -> str:
+    try:
+        st = path.stat()
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise errors.KitError(f"--code-file {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise errors.KitError(f"--code-file {path}: not a text file") from None
+    if st.st_mode & 0o077:
+        raise errors.KitError(f"--code-file {path}: other users can read it (mode "
+                              f"{stat.S_IMODE(st.st_mode):o}): chmod 600 {path}")
+    if len(text) < 8 or len(text.split()) != 1:
+        raise errors.KitError(f"--code-file {path}: the code must be one word of 8 or more "
+                              "characters")
+    return text
+
+
+def check_port(ip: str, port: int) -> None:
+    if not 1 <= port <= 65535:
+        raise errors.KitError(f"--port {port}: pick a port from 1 to 65535")
+    with socket.socket() as probe:
+        try:
+            probe.bind((ip or "0.0.0.0", port))
+        except PermissionError:
+            raise errors.KitError(f"--port {port}: this user may not listen there") from None
+        except OSError:
+            raise errors.KitError(f"--port {port}: something already listens there (pick "
+                                  "another)") from None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def addresses(ip: str, port: int) -> list[str]:
+    """The URLs attendees can type: this machine's addresses when the hub listens on all."""
+    if ip not in ("", "0.0.0.0"):
+        return [f"http://{ip}:{port}/"]
+    found = []
+    try:   # the address a packet out would leave from (nothing is sent)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))
+            found.append(s.getsockname()[0])
+    except OSError:
+        pass
+    found.append(socket.gethostname())
+    return [f"http://{a}:{port}/" for a in dict.fromkeys(found)]
+
+
+def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
+    names = attendees_made(state)
+    for name in names:
+        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+        subprocess.run(["userdel", "--remove", name], capture_output=True)
+    (state / "attendees").unlink(missing_ok=True)
+    (state / "jupyterhub.sqlite").unlink(missing_ok=True)   # the names are free again
+    if not quiet:
+        print(f"hub: removed {len(names)} attendee(s) and their files"
+              + (f": {', '.join(names)}" if names else ""))
+    return 0
+
+
+def check_machine() -> None:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        raise errors.KitError("run it as root (sudo scripts/hub): each attendee is a system "
+                              "user of their own, which only root can make and start "
+                              "servers as")
+    for tool in ("useradd", "userdel"):
+        if shutil.which(tool) is None:
+            raise errors.KitError(f"this machine has no {tool} (the hub makes a system user "
+                                  "per attendee): install the passwd package")
+
+
+class Hub:
+    """JupyterHub as a child process; `stop()` always ends it, its proxy and its servers."""
+
+    def __init__(self, python: Path, ip: str, port: int, attendees: int, code: str,
+                 state: Path = STATE, home: Path = HUB_HOME):
+        self.state, self.port, self.ip = state, port, ip
+        self.log = state / "hub.log"
+        code_file = state / "attendee-code"
+        code_file.unlink(missing_ok=True)
+        fd = os.open(code_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(code + "\n")
+        _code(state, "presenter-code", lambda: secrets.token_urlsafe(30))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
+        env.update(WORKSHOP_HUB_STATE=str(state), WORKSHOP_HUB_IP=ip,
+                   WORKSHOP_HUB_PORT=str(port), WORKSHOP_HUB_ATTENDEES=str(attendees),
+                   WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
+                   WORKSHOP_HUB_VENV=str(python.parent.parent),
+                   WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
+        config = Path(__file__).with_name("hub_config.py")   # the hub runs as root: it reads it
+        self._log = open(self.log, "w")
+        os.chmod(self.log, 0o600)
+        self.proc = subprocess.Popen(
+            [str(python), "-m", "jupyterhub", "-f", str(config)], cwd=state, env=env,
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        url = f"http://127.0.0.1:{self.port}/hub/health"
+        if self.ip not in ("", "0.0.0.0"):
+            url = f"http://{self.ip}:{self.port}/hub/health"
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise errors.KitError(f"JupyterHub exited ({self.proc.returncode}): "
+                                      f"{last_error(self.log)} (all of it: "
+                                      f"{paths.short(self.log)})")
+            try:
+                with urllib.request.urlopen(url, timeout=5):
+                    return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.5)
+        raise errors.KitError(f"JupyterHub did not answer within {timeout:.0f} s; see "
+                              f"{paths.short(self.log)}")
+
+    def stop(self) -> None:
+        """The hub stops its servers and its proxy on SIGTERM; what it started and left (its
+        idle culler outlives it by a few seconds) is ended too."""
+        import psutil
+        try:
+            started = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            started = []
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for p in started:
+            try:
+                p.terminate()
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs(started, timeout=10)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        self._log.close()
+        (self.state / "attendee-code").unlink(missing_ok=True)
+
+
+def last_error(log: Path) -> str:
+    lines = [l for l in log.read_text(errors="replace").splitlines() if l.strip()]
+    bad = [l for l in lines if " E " in l[:40] or "Error" in l] or lines or ["(no output)"]
+    return bad[-1].strip()[-200:]
+
+
+def start(ip: str, port: int, attendees: int, code_file: Path | None,
+          state: Path = STATE, home: Path = HUB_HOME) -> tuple[Hub, str]:
+    check_machine()
+    if not 1 <= attendees <= MAX_ATTENDEES:
+        raise errors.KitError(f"--attendees {attendees}: from 1 to {MAX_ATTENDEES} (one "
+                              "machine; a larger room goes on Kubernetes, see the README)")
+    check_port(ip, port)
+    code = read_code_file(code_file) if code_file else None
+    state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(state, 0o700)
+    code = code or _code(state, "generated-code", attendee_code)
+    python = prepare(home)
+    hub = Hub(python, ip, port, attendees, code, state, home)
+    try:
+        hub.wait_ready()
+    except BaseException:
+        hub.stop()
+        raise
+    return hub, code
+
+
+def main(ip: str, port: int, attendees: int, code_file: Path | None, remove: bool) -> int:
+    if remove:
+        check_machine()
+        return remove_attendees()
+    hub, code = start(ip, port, attendees, code_file)
+    stop = lambda *_: (_ for _ in ()).throw(KeyboardInterrupt)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    try:
+        print("hub: open " + "  or  ".join(addresses(ip, port)))
+        print(f"hub: attendees log in with a name of their choosing and the code  {code}")
+        print(f"hub: you log in as '{PRESENTER}' with the code in "
+              f"{paths.short(STATE / 'presenter-code')} (the admin: free a name, see servers)")
+        print(f"hub: up to {attendees} attendees; idle servers stop after {IDLE_MINUTES} "
+              "minutes; Ctrl-C stops the hub and every server", flush=True)
+        while hub.proc.poll() is None:
+            time.sleep(1)
+        raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "
+                              f"{last_error(hub.log)}")
+    finally:
+        hub.stop()

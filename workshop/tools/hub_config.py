@@ -1,0 +1,62 @@
+"""JupyterHub's configuration for `python -m workshop hub` (hub.py starts JupyterHub with
+`-f` this file, and the WORKSHOP_HUB_* variables; the codes are read from files in the hub's
+state folder, never passed). Runs inside JupyterHub, which gives `c`."""
+import os
+import sys
+from pathlib import Path
+
+from workshop.tools.hub import PRESENTER, libdir
+
+c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
+state = Path(os.environ["WORKSHOP_HUB_STATE"])
+venv = Path(os.environ["WORKSHOP_HUB_VENV"])
+hub_port, api_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
+
+c.JupyterHub.bind_url = (f"http://{os.environ['WORKSHOP_HUB_IP'] or '0.0.0.0'}:"
+                         f"{os.environ['WORKSHOP_HUB_PORT']}/")
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = hub_port
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{api_port}"
+# the proxy from PyPI (configurable-http-proxy, Python), not npm's
+c.ConfigurableHTTPProxy.command = [str(venv / "bin" / "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+c.JupyterHub.pid_file = str(state / "hub.pid")
+c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(state / "cookie_secret")
+c.JupyterHub.active_server_limit = int(os.environ["WORKSHOP_HUB_ATTENDEES"]) + 1
+
+c.JupyterHub.authenticator_class = "workshop.tools.hubauth.WorkshopAuthenticator"
+c.WorkshopAuthenticator.user_password = (state / "attendee-code").read_text().strip()
+c.WorkshopAuthenticator.admin_password = (state / "presenter-code").read_text().strip()
+c.WorkshopAuthenticator.admin_users = {PRESENTER}
+c.WorkshopAuthenticator.allow_all = True
+c.WorkshopAuthenticator.attendees = int(os.environ["WORKSHOP_HUB_ATTENDEES"])
+c.WorkshopAuthenticator.attendee_log = str(state / "attendees")
+c.JupyterHub.template_vars = {"announcement_login": (
+    "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code.")}
+
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
+c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False"]
+c.Spawner.notebook_dir = "~/workshop"
+c.Spawner.default_url = "/lab/tree/exercises"
+c.Spawner.environment = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+                         "WORKSHOP_HUB_MATERIALS": str(venv / "materials")}
+if libdir(venv):   # the interpreter is hub.py's copy; its RUNPATH names a folder they cannot read
+    c.Spawner.environment["LD_LIBRARY_PATH"] = libdir(venv)
+c.Spawner.start_timeout = 120   # a 2-core machine starting a room's servers at once
+c.Spawner.http_timeout = 90
+from workshop.tools.hubauth import copy_materials  # noqa: E402
+
+c.Spawner.pre_spawn_hook = copy_materials
+
+c.JupyterHub.services = [{
+    "name": "idle-culler",
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler",
+                f"--timeout={int(os.environ['WORKSHOP_HUB_IDLE_MINUTES']) * 60}"],
+}]
+c.JupyterHub.load_roles = [{
+    "name": "idle-culler",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["idle-culler"],
+}]

@@ -1,0 +1,91 @@
+"""The hub's login and the attendee's server: imported by hub_config.py inside JupyterHub.
+
+Login: a name and the workshop's shared code (JupyterHub's SharedPasswordAuthenticator). A
+shared code alone would let anyone log in as anyone; here the first login with a name claims it,
+and the code no longer opens it (the attendee stays logged in by the hub's cookie; the
+presenter, the hub's admin, frees a name by deleting that user in the admin panel, which keeps
+the attendee's files for the next login with that name). Each name is a system user of its own,
+`ws-NAME`, with a home only that user can open: its server, kernels and files run and live as
+that user, so one attendee's code cannot read, write or signal another's.
+"""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+
+from jupyterhub import orm
+from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from tornado import web
+from traitlets import Integer, Unicode
+
+from .hub import NAME, PREFIX, PRESENTER, record_attendee
+
+
+class WorkshopAuthenticator(SharedPasswordAuthenticator):
+    attendees = Integer(30, config=True, help="the most attendees' names the hub admits")
+    attendee_log = Unicode(config=True, help="the file listing the system users made")
+
+    def normalize_username(self, username):
+        name = super().normalize_username(username).strip()
+        return name if name.startswith(PREFIX) else PREFIX + name
+
+    def validate_username(self, username):
+        return bool(NAME.match(username.removeprefix(PREFIX))) and username.startswith(PREFIX)
+
+    async def authenticate(self, handler, data):
+        raw = data.get("username", "").strip().lower().removeprefix(PREFIX)
+        if not NAME.match(raw):
+            raise web.HTTPError(403, "A name is a letter, then letters or digits "
+                                     "(16 at most), e.g. ada or kim2.")
+        got = await super().authenticate(handler, data)
+        if got is None or got.get("admin"):
+            return got
+        name = got["name"]
+        if handler.find_user(name) is not None:
+            raise web.HTTPError(403, f"The name {raw} is taken. Pick another, or ask the "
+                                     "presenter to free it.")
+        taken = handler.db.query(orm.User).filter(orm.User.name != PREFIX + PRESENTER).count()
+        if taken >= self.attendees:
+            raise web.HTTPError(403, f"The hub is full ({self.attendees} attendees): ask "
+                                     "the presenter.")
+        return got
+
+    def add_user(self, user):
+        """A system user for each hub user, made once (and kept when the hub user is
+        deleted: the attendee's files wait for the name's next login)."""
+        make_system_user(user.name, self.attendee_log)
+        return super().add_user(user)
+
+
+def make_system_user(name: str, log: str) -> None:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
+                        "--comment", "JAX workshop attendee", name], check=True,
+                       capture_output=True)
+        record_attendee(Path(log), name)
+    home = Path(pwd.getpwnam(name).pw_dir)
+    os.chmod(home, 0o700)   # useradd's HOME_MODE varies by distribution (0755 on older ones)
+
+
+def copy_materials(spawner) -> None:
+    """pre_spawn_hook: the attendee's own copy of decks/ and exercises/ in ~/workshop, each
+    file copied once (what the attendee changed stays theirs), owned by the attendee."""
+    user = pwd.getpwnam(spawner.user.name)
+    group = grp.getgrgid(user.pw_gid).gr_name
+    source = Path(spawner.environment["WORKSHOP_HUB_MATERIALS"])
+    target = Path(user.pw_dir) / "workshop"
+    for src in sorted(source.rglob("*")):
+        dst = target / src.relative_to(source)
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+    for p in [target, *target.rglob("*")]:
+        shutil.chown(p, user.pw_name, group)

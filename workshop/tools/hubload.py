@@ -1,0 +1,255 @@
+"""Simulated attendees for `python -m workshop hub`, through the hub's real pages and APIs:
+the login form, the hub's REST API (a token, a server), the attendee's Jupyter server (a
+kernel) and the kernel's websocket (cells). Used by tests/test_hub.py (2 attendees) and by the
+capacity benchmark `scripts/hub-load N`, which starts a hub on loopback, has N attendees log
+in at once, start their servers and run a lab's solution, and reports the figures the README's
+sizing table is made from.
+"""
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import errors, paths
+from . import notebooks as nbs
+
+SOLUTION = paths.SOLUTIONS / "J1-trace-read-raw.ipynb"
+LAB = f"exercises/{SOLUTION.name}"   # its attendee copy, in the attendee's ~/workshop
+
+
+class LoginRefused(Exception):
+    """The hub's login page said no; the message is the page's."""
+
+
+@dataclass
+class Attendee:
+    base: str      # http://127.0.0.1:PORT
+    name: str      # what they type
+    code: str
+    user: str = ""
+    token: str = ""
+    kernel: str = ""
+    figures: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        import requests
+        self.http = requests.Session()
+
+    def login(self) -> None:
+        page = self.http.get(f"{self.base}/hub/login", timeout=30)
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)
+        r = self.http.post(f"{self.base}/hub/login", allow_redirects=False, timeout=60,
+                           data={"username": self.name, "password": self.code,
+                                 "_xsrf": xsrf.group(1) if xsrf else ""})
+        if r.status_code != 302:
+            said = re.search(r'login_error[^>]*>\s*([^<]+)', r.text)
+            raise LoginRefused(said.group(1).strip() if said else f"HTTP {r.status_code}")
+        self.user = self.http.get(f"{self.base}/hub/api/user", timeout=30,
+                                  headers=self._xsrf()).json()["name"]
+        r = self.http.post(f"{self.base}/hub/api/users/{self.user}/tokens", timeout=30,
+                           headers=self._xsrf(), json={"note": "hubload", "expires_in": 7200})
+        r.raise_for_status()
+        self.token = r.json()["token"]
+
+    def _xsrf(self) -> dict:
+        return {"X-XSRFToken": self.http.cookies.get("_xsrf", "")}
+
+    def api(self, method: str, path: str, token: str | None = None, **kw):
+        import requests
+        return requests.request(method, self.base + path, timeout=120, headers={
+            "Authorization": f"token {token or self.token}"}, **kw)
+
+    def start_server(self, timeout: float = 180) -> float:
+        t0 = time.monotonic()
+        r = self.api("POST", f"/hub/api/users/{self.user}/server")
+        if r.status_code not in (201, 202, 400):   # 400: already running
+            raise RuntimeError(f"{self.user}: the hub would not start a server: "
+                               f"{r.status_code} {r.text[:200]}")
+        while time.monotonic() - t0 < timeout:
+            s = self.api("GET", f"/hub/api/users/{self.user}").json()
+            server = s.get("servers", {}).get("")
+            if server and server.get("ready"):
+                self.figures["server_start_s"] = time.monotonic() - t0
+                return self.figures["server_start_s"]
+            time.sleep(0.5)
+        raise RuntimeError(f"{self.user}: the server did not start within {timeout:.0f} s")
+
+    def start_kernel(self, notebook: str = LAB) -> str:
+        """The kernel of a notebook in the attendee's copy, as opening it in JupyterLab
+        starts one (a session: the kernel runs in the notebook's folder)."""
+        r = self.api("POST", f"/user/{self.user}/api/sessions", json={
+            "path": notebook, "name": Path(notebook).name, "type": "notebook",
+            "kernel": {"name": "python3"}})
+        r.raise_for_status()
+        self.kernel = r.json()["kernel"]["id"]
+        return self.kernel
+
+    def run(self, code: str, timeout: float = 300) -> dict:
+        """One cell in the attendee's kernel over its websocket: {'status', 'out', 'error',
+        'seconds'}."""
+        import websocket
+        url = (self.base.replace("http", "ws", 1)
+               + f"/user/{self.user}/api/kernels/{self.kernel}/channels")
+        ws = websocket.create_connection(url, timeout=timeout,
+                                         header=[f"Authorization: token {self.token}"])
+        msg_id = uuid.uuid4().hex
+        ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "username": self.user, "session": uuid.uuid4().hex,
+                       "msg_type": "execute_request", "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+            "content": {"code": code, "silent": False, "store_history": True,
+                        "user_expressions": {}, "allow_stdin": False,
+                        "stop_on_error": True}}))
+        t0, out, error, status, idle = time.monotonic(), [], None, None, False
+        try:
+            while status is None or not idle:
+                msg = json.loads(ws.recv())
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                kind, content = msg["msg_type"], msg["content"]
+                if kind == "stream":
+                    out.append(content["text"])
+                elif kind in ("execute_result", "display_data"):
+                    out.append(content["data"].get("text/plain", ""))
+                elif kind == "error":
+                    error = f"{content['ename']}: {content['evalue']}"
+                elif kind == "execute_reply":
+                    status = content["status"]
+                elif kind == "status" and content["execution_state"] == "idle":
+                    idle = True
+        finally:
+            ws.close()
+        return {"status": status, "out": "".join(out), "error": error,
+                "seconds": time.monotonic() - t0}
+
+    def kernel_pid(self) -> int:
+        return int(self.run("import os; print(os.getpid())")["out"])
+
+
+def solution_cells(path: Path = SOLUTION) -> list[str]:
+    return ["".join(c.source) for c in nbs.read(path).cells if c.cell_type == "code"]
+
+
+def run_lab(a: Attendee, cells: list[str]) -> list[float]:
+    """Every cell of the lab's solution, in order; each cell's seconds. A cell that fails
+    stops the lab with its error."""
+    took = []
+    for i, code in enumerate(cells, 1):
+        got = a.run(code)
+        if got["status"] != "ok":
+            raise RuntimeError(f"{a.user}: cell {i} of {SOLUTION.name} failed: {got['error']}")
+        took.append(got["seconds"])
+    return took
+
+
+def rss_mib(pid: int) -> float:
+    import psutil
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench(n: int, timeout: float = 900) -> dict:
+    """N attendees at once on a hub on loopback; their figures."""
+    import psutil
+
+    from . import hub
+    if not 1 <= n <= 40:
+        raise errors.KitError(f"{n} attendees: from 1 to 40 (a benchmark on this machine, "
+                              "bounded in count and time)")
+    state = Path(tempfile.mkdtemp(prefix="workshop-hub-load-"))
+    port = hub.free_port()
+    started, code = hub.start("127.0.0.1", port, n, None, state=state)
+    cells = solution_cells()
+    people = [Attendee(f"http://127.0.0.1:{port}", f"load{i}", code) for i in range(n)]
+    failures = []
+
+    def one(a: Attendee) -> None:
+        try:
+            a.login()
+            a.start_server()
+            a.start_kernel()
+            setup = a.run(cells[0])
+            a.figures["setup_cell_s"] = setup["seconds"]
+            pid = a.kernel_pid()
+            a.figures["kernel_mib_after_setup"] = rss_mib(pid)
+            a.figures["cells_s"] = run_lab(a, cells[1:])
+            a.figures["kernel_mib_after_lab"] = rss_mib(pid)
+            a.figures["server_mib"] = rss_mib(psutil.Process(pid).parent().pid)
+        except Exception as e:   # noqa: BLE001 (one attendee's failure is a figure too)
+            failures.append(f"{a.name}: {e}")
+
+    t0 = time.monotonic()
+    try:
+        threads = [threading.Thread(target=one, args=(a,), daemon=True) for a in people]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(1, timeout - (time.monotonic() - t0)))
+        wall = time.monotonic() - t0
+    finally:
+        started.stop()
+        hub.remove_attendees(state, quiet=True)
+    done = [a.figures for a in people if "kernel_mib_after_lab" in a.figures]
+    if not done:
+        raise errors.KitError("no attendee finished: " + "; ".join(failures[:3]))
+    starts = [f["server_start_s"] for f in done]
+    cells_s = [s for f in done for s in f["cells_s"]]
+    return {
+        "attendees": n, "finished": len(done), "failures": failures,
+        "wall_s": wall, "cpus": psutil.cpu_count(),
+        "mem_gib": psutil.virtual_memory().total / 2**30,
+        "server_start_p50_s": statistics.median(starts), "server_start_p95_s": pct(starts, .95),
+        "kernel_mib_after_setup": statistics.mean(f["kernel_mib_after_setup"] for f in done),
+        "kernel_mib_after_lab": statistics.mean(f["kernel_mib_after_lab"] for f in done),
+        "server_mib": statistics.mean(f["server_mib"] for f in done),
+        "cell_p50_s": statistics.median(cells_s), "cell_p95_s": pct(cells_s, .95),
+        "lab_s_mean": statistics.mean(sum(f["cells_s"]) for f in done),
+    }
+
+
+def report(fig: dict) -> str:
+    lines = [
+        f"{fig['finished']} of {fig['attendees']} attendees ran {SOLUTION.stem}'s "
+        f"{len(solution_cells())} cells on {fig['cpus']} cores and "
+        f"{fig['mem_gib']:.0f} GiB, in {fig['wall_s']:.0f} s",
+        f"server start: p50 {fig['server_start_p50_s']:.1f} s, p95 "
+        f"{fig['server_start_p95_s']:.1f} s",
+        f"kernel memory (RSS): {fig['kernel_mib_after_setup']:.0f} MiB after the setup cell, "
+        f"{fig['kernel_mib_after_lab']:.0f} MiB after the lab; the Jupyter server "
+        f"{fig['server_mib']:.0f} MiB",
+        f"cell latency: p50 {fig['cell_p50_s']:.2f} s, p95 {fig['cell_p95_s']:.2f} s; the "
+        f"whole lab {fig['lab_s_mean']:.0f} s on average",
+    ]
+    lines += [f"failed: {f}" for f in fig["failures"]]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="hub-load", description=__doc__.split("\n\n")[0])
+    ap.add_argument("attendees", type=int, help="how many log in at once (1 to 40)")
+    ap.add_argument("--json", action="store_true", help="the figures as JSON")
+    args = ap.parse_args(argv)
+    try:
+        fig = bench(args.attendees)
+    except errors.KitError as e:
+        print(f"hub-load: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(fig, indent=1) if args.json else report(fig))
+    return 1 if fig["failures"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
