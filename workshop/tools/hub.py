@@ -45,6 +45,10 @@ from . import errors, paths
 PREFIX = "ws-"                                # every attendee's system user: ws-NAME
 NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # what an attendee may type as their name
 PRESENTER = "presenter"                      # the admin's name at the login
+# what the login page says (deploy/kubernetes/values.yaml's login says the same; a test holds it)
+NAME_RULE = "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2."
+TAKEN = "The name {name} is taken. Pick another, or ask the presenter to free it."
+FULL = "The hub is full ({n} attendees): ask the presenter."
 HUB_HOME = Path(os.environ.get("WORKSHOP_HUB_HOME", "/opt/jax-core-workshop-hub"))
 STATE = Path(os.environ.get("WORKSHOP_HUB_STATE", paths.BUILD / "hub"))
 IDLE_MINUTES = 60
@@ -116,7 +120,7 @@ def _readable(root: Path) -> None:
         os.chmod(p, (mode | extra) & ~0o022)
 
 
-def prepare(home: Path = HUB_HOME, say=print) -> Path:
+def prepare(home: Path = HUB_HOME) -> Path:
     """The hub's environment in `home` (made or made again when its inputs changed); returns
     its Python."""
     venv, stamp = home / "venv", home / "venv" / "workshop-hub-inputs"
@@ -125,7 +129,8 @@ def prepare(home: Path = HUB_HOME, say=print) -> Path:
     if stamp.exists() and stamp.read_text() == want and runs_as_nobody(
             [str(python), "-c", "import jax, workshop.labs, jupyterhub"], libdir(venv)):
         return python
-    say(f"hub: making the attendees' environment in {home} from the lock (a minute or two)")
+    print(f"hub: making the attendees' environment in {home} from the lock (a minute or two)",
+          file=sys.stderr, flush=True)
     home.mkdir(parents=True, exist_ok=True)
     os.chmod(home, 0o755)
     base, lib = _interpreter(home)

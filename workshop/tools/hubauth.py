@@ -22,7 +22,7 @@ from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from tornado import web
 from traitlets import Integer, Unicode
 
-from .hub import NAME, PREFIX, PRESENTER, record_attendee
+from .hub import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN, record_attendee
 
 
 class WorkshopAuthenticator(SharedPasswordAuthenticator):
@@ -39,19 +39,16 @@ class WorkshopAuthenticator(SharedPasswordAuthenticator):
     async def authenticate(self, handler, data):
         raw = data.get("username", "").strip().lower().removeprefix(PREFIX)
         if not NAME.match(raw):
-            raise web.HTTPError(403, "A name is a letter, then letters or digits "
-                                     "(16 at most), e.g. ada or kim2.")
+            raise web.HTTPError(403, NAME_RULE)
         got = await super().authenticate(handler, data)
         if got is None or got.get("admin"):
             return got
         name = got["name"]
         if handler.find_user(name) is not None:
-            raise web.HTTPError(403, f"The name {raw} is taken. Pick another, or ask the "
-                                     "presenter to free it.")
+            raise web.HTTPError(403, TAKEN.format(name=raw))
         taken = handler.db.query(orm.User).filter(orm.User.name != PREFIX + PRESENTER).count()
         if taken >= self.attendees:
-            raise web.HTTPError(403, f"The hub is full ({self.attendees} attendees): ask "
-                                     "the presenter.")
+            raise web.HTTPError(403, FULL.format(n=self.attendees))
         return got
 
     def add_user(self, user):

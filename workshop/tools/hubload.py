@@ -137,14 +137,24 @@ def solution_cells(path: Path = SOLUTION) -> list[str]:
     return ["".join(c.source) for c in nbs.read(path).cells if c.cell_type == "code"]
 
 
-def run_lab(a: Attendee, cells: list[str]) -> list[float]:
+def solution(lab: str) -> Path:
+    found = sorted(paths.SOLUTIONS.glob(f"{lab.upper()}-*.ipynb"))
+    if not found:
+        known = ", ".join(p.name.split("-")[0] for p in sorted(paths.SOLUTIONS.glob("*.ipynb")))
+        raise errors.KitError(f"--lab {lab}: no such lab (the labs: {known})")
+    return found[0]
+
+
+def run_lab(a: Attendee, cells: list[str], name: str = SOLUTION.name) -> list[float]:
     """Every cell of the lab's solution, in order; each cell's seconds. A cell that fails
     stops the lab with its error."""
     took = []
     for i, code in enumerate(cells, 1):
         got = a.run(code)
         if got["status"] != "ok":
-            raise RuntimeError(f"{a.user}: cell {i} of {SOLUTION.name} failed: {got['error']}")
+            said = got["out"].strip().splitlines()[-1:] or [""]
+            raise RuntimeError(f"{a.user}: cell {i} of {name} failed: {got['error']} "
+                               f"{said[0][:300]}".rstrip())
         took.append(got["seconds"])
     return took
 
@@ -159,7 +169,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def bench(n: int, timeout: float = 900) -> dict:
+def bench(n: int, lab: str = "J1", timeout: float = 900) -> dict:
     """N attendees at once on a hub on loopback; their figures."""
     import psutil
 
@@ -167,10 +177,11 @@ def bench(n: int, timeout: float = 900) -> dict:
     if not 1 <= n <= 40:
         raise errors.KitError(f"{n} attendees: from 1 to 40 (a benchmark on this machine, "
                               "bounded in count and time)")
+    source = solution(lab)
     state = Path(tempfile.mkdtemp(prefix="workshop-hub-load-"))
     port = hub.free_port()
     started, code = hub.start("127.0.0.1", port, n, None, state=state)
-    cells = solution_cells()
+    cells = solution_cells(source)
     people = [Attendee(f"http://127.0.0.1:{port}", f"load{i}", code) for i in range(n)]
     failures = []
 
@@ -178,12 +189,12 @@ def bench(n: int, timeout: float = 900) -> dict:
         try:
             a.login()
             a.start_server()
-            a.start_kernel()
+            a.start_kernel(f"exercises/{source.name}")
             setup = a.run(cells[0])
             a.figures["setup_cell_s"] = setup["seconds"]
             pid = a.kernel_pid()
             a.figures["kernel_mib_after_setup"] = rss_mib(pid)
-            a.figures["cells_s"] = run_lab(a, cells[1:])
+            a.figures["cells_s"] = run_lab(a, cells[1:], source.name)
             a.figures["kernel_mib_after_lab"] = rss_mib(pid)
             a.figures["server_mib"] = rss_mib(psutil.Process(pid).parent().pid)
         except Exception as e:   # noqa: BLE001 (one attendee's failure is a figure too)
@@ -206,7 +217,8 @@ def bench(n: int, timeout: float = 900) -> dict:
     starts = [f["server_start_s"] for f in done]
     cells_s = [s for f in done for s in f["cells_s"]]
     return {
-        "attendees": n, "finished": len(done), "failures": failures,
+        "attendees": n, "lab": source.stem, "cells": len(cells), "finished": len(done),
+        "failures": failures,
         "wall_s": wall, "cpus": psutil.cpu_count(),
         "mem_gib": psutil.virtual_memory().total / 2**30,
         "server_start_p50_s": statistics.median(starts), "server_start_p95_s": pct(starts, .95),
@@ -220,8 +232,8 @@ def bench(n: int, timeout: float = 900) -> dict:
 
 def report(fig: dict) -> str:
     lines = [
-        f"{fig['finished']} of {fig['attendees']} attendees ran {SOLUTION.stem}'s "
-        f"{len(solution_cells())} cells on {fig['cpus']} cores and "
+        f"{fig['finished']} of {fig['attendees']} attendees ran {fig['lab']}'s "
+        f"{fig['cells']} cells on {fig['cpus']} cores and "
         f"{fig['mem_gib']:.0f} GiB, in {fig['wall_s']:.0f} s",
         f"server start: p50 {fig['server_start_p50_s']:.1f} s, p95 "
         f"{fig['server_start_p95_s']:.1f} s",
@@ -240,10 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     import sys
     ap = argparse.ArgumentParser(prog="hub-load", description=__doc__.split("\n\n")[0])
     ap.add_argument("attendees", type=int, help="how many log in at once (1 to 40)")
+    ap.add_argument("--lab", default="J1", help="whose solution they run (default J1)")
     ap.add_argument("--json", action="store_true", help="the figures as JSON")
     args = ap.parse_args(argv)
     try:
-        fig = bench(args.attendees)
+        fig = bench(args.attendees, args.lab)
     except errors.KitError as e:
         print(f"hub-load: {e}", file=sys.stderr)
         return 2
