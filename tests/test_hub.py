@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 import pytest
@@ -20,6 +21,9 @@ from workshop.tools import errors, hub, hubload, paths
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub runs as root")
 LAB = hubload.LAB
+# the tests' own hub environment, beside (never in place of) a presenter's in HUB_HOME: a
+# running hub's environment is not remade under it
+HOME = {"WORKSHOP_HUB_HOME": "/opt/jax-core-workshop-hub-tests"}
 
 
 def cli(*args, env=None, timeout=60):
@@ -33,7 +37,7 @@ def room(tmp_path_factory):
     """A hub for two attendees, started as `scripts/hub` starts it; stopped with Ctrl-C."""
     state = tmp_path_factory.mktemp("hub-state")
     port = hub.free_port()
-    env = dict(os.environ, WORKSHOP_HUB_STATE=str(state))
+    env = dict(os.environ, WORKSHOP_HUB_STATE=str(state), **HOME)
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
                              "--port", str(port), "--attendees", "2"], cwd=paths.ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -62,9 +66,8 @@ def room(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
-        left = [p.info for p in psutil.process_iter(["pid", "username", "cmdline"])
-                if p.info["username"] in users or "configurable-http-proxy" in
-                " ".join(p.info["cmdline"] or [])]
+        left = [p for p in psutil.process_iter(["pid", "username", "cmdline"])
+                if p.info["username"] in users or _cwd(p) == str(state)]   # hub, proxy, culler
         removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
         assert proc.returncode == 130 and "interrupted" in err, err
         assert not left, f"the stopped hub left processes: {left}"
@@ -72,6 +75,13 @@ def room(tmp_path_factory):
         for user in users:
             with pytest.raises(KeyError):
                 pwd.getpwnam(user)
+
+
+def _cwd(p) -> str:
+    try:
+        return p.cwd()
+    except psutil.Error:
+        return ""
 
 
 def test_two_attendees_each_run_j1s_solution_in_their_own_kernel(room):
@@ -190,6 +200,8 @@ def test_the_presenter_logs_in_as_the_admin(room):
     (["--attendees", "0"], "--attendees 0: from 1 to 500"),
     (["--port", "70000"], "--port 70000: pick a port from 1 to 65535"),
     (["--code-file", "/nonexistent/code"], "--code-file /nonexistent/code: No such file"),
+    (["--ip", "10.254.254.254"], "--ip 10.254.254.254: not an address of this machine"),
+    (["--ip", "no-such-host.invalid"], "--ip no-such-host.invalid: not an address of this"),
 ])
 def test_bad_input_is_one_line(args, says):
     r = cli(*args)
@@ -242,9 +254,42 @@ def test_the_generated_code_reads_off_a_whiteboard():
 
 def test_the_attendees_run_the_hubs_own_environment(room):
     # made from the lock in HUB_HOME, readable by every user (the kit's .venv may not be)
-    python = hub.HUB_HOME / "venv" / "bin" / "python"
+    python = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
     probe = [str(python), "-c", "import jax, workshop.labs, jupyterhub"]
     assert hub.runs_as_nobody(probe, hub.libdir(python.parent.parent))
     for a in room["people"]:
         exe = a.run("import sys; print(sys.executable)")["out"].strip()
-        assert exe.startswith(str(hub.HUB_HOME / "venv")), exe
+        assert exe.startswith(HOME["WORKSHOP_HUB_HOME"] + "/venv/"), exe
+
+
+def test_hub_load_reports_the_figures_of_the_sizing_table():
+    # the benchmark at the suite's size: two attendees at once, through the same login, API and
+    # websockets; its users are gone afterwards
+    r = subprocess.run([sys.executable, "-m", "workshop.tools.hubload", "2", "--json"],
+                       cwd=paths.ROOT, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **HOME))
+    assert r.returncode == 0, r.stderr
+    import json
+    fig = json.loads(r.stdout)
+    assert (fig["attendees"], fig["finished"], fig["failures"]) == (2, 2, [])
+    assert fig["lab"] == "J1-trace-read-raw" and fig["cells"] == len(hubload.solution_cells())
+    assert 0 < fig["server_start_p50_s"] <= fig["server_start_p95_s"] < 120
+    assert 0 < fig["cell_p50_s"] <= fig["cell_p95_s"]
+    # a kernel that imported JAX and ran the lab holds well over 100 MiB, and grew doing it
+    assert 100 < fig["kernel_mib_after_setup"] < fig["kernel_mib_after_lab"] < 4096
+    for name in ("ws-load0", "ws-load1"):
+        with pytest.raises(KeyError):
+            pwd.getpwnam(name)
+    text = hubload.report(fig)
+    assert text.splitlines()[0].startswith("2 of 2 attendees ran J1-trace-read-raw's ")
+
+
+@pytest.mark.parametrize("args,says", [
+    (["0"], "hub-load: 0 attendees: from 1 to 40"),
+    (["41"], "hub-load: 41 attendees: from 1 to 40"),
+    (["2", "--lab", "X9"], "hub-load: --lab X9: no such lab (the labs: J1, J2, J3, J4, L2, L5)"),
+])
+def test_hub_load_bad_input_is_one_line(args, says):
+    r = subprocess.run([sys.executable, "-m", "workshop.tools.hubload", *args], cwd=paths.ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(says) and r.stderr.count("\n") == 1, r.stderr

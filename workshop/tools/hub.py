@@ -25,6 +25,7 @@ line or in the environment. Idle servers are stopped after an hour (jupyterhub-i
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -215,7 +216,10 @@ def check_port(ip: str, port: int) -> None:
             probe.bind((ip or "0.0.0.0", port))
         except PermissionError:
             raise errors.KitError(f"--port {port}: this user may not listen there") from None
-        except OSError:
+        except OSError as e:
+            if isinstance(e, socket.gaierror) or e.errno == errno.EADDRNOTAVAIL:
+                raise errors.KitError(f"--ip {ip}: not an address of this machine (leave "
+                                      "--ip out to listen on all of them)") from None
             raise errors.KitError(f"--port {port}: something already listens there (pick "
                                   "another)") from None
 
