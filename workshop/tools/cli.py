@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="the most attendees it admits, each a server of their own (default 30)")
     hb.add_argument("--code-file", metavar="FILE",
                     help="read the attendees' code from FILE (mode 600); default: one made "
-                         "once and kept in build/hub/")
+                         "once and kept in /var/lib/jax-core-workshop-hub/")
     hb.add_argument("--remove-attendees", action="store_true",
                     help="after the workshop: delete the attendees' users and their files")
     hb.set_defaults(fn=cmd_hub)

@@ -17,11 +17,12 @@ HUB_HOME (default /opt/jax-core-workshop-hub), readable by every user; the kit's
 installed there (not linked), and the materials copied. It is made again when the lock, the
 package or the materials change, beside the old one, which stays until the new one works.
 
-The hub's state (its database, cookie secret, the two codes, its log) is in build/hub/,
-readable by root only. The attendees' code is made once and printed when the hub starts
+The hub's state (its database, cookie secret, the two codes, its log) is in
+/var/lib/jax-core-workshop-hub (STATE), readable by root only: nothing of root's goes into the
+presenter's checkout. The attendees' code is made once and printed when the hub starts
 (`--code-file` reads the presenter's own from a file only they can read); the presenter logs in
-as `presenter` with the admin code in build/hub/presenter-code. No code is ever on a command
-line or in the environment. Idle servers are stopped after an hour (jupyterhub-idle-culler).
+as `presenter` with the admin code in STATE/presenter-code. No code is ever on a command line or
+in the environment. Idle servers are stopped after an hour (jupyterhub-idle-culler).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -51,7 +53,9 @@ NAME_RULE = "A name is a letter, then letters or digits (16 at most), e.g. ada o
 TAKEN = "The name {name} is taken. Pick another, or ask the presenter to free it."
 FULL = "The hub is full ({n} attendees): ask the presenter."
 HUB_HOME = Path(os.environ.get("WORKSHOP_HUB_HOME", "/opt/jax-core-workshop-hub"))
-STATE = Path(os.environ.get("WORKSHOP_HUB_STATE", paths.BUILD / "hub"))
+# root's, outside the checkout: a hub run with sudo leaves nothing of root's in the presenter's
+# checkout (which their own builds write)
+STATE = Path(os.environ.get("WORKSHOP_HUB_STATE", "/var/lib/jax-core-workshop-hub"))
 IDLE_MINUTES = 60
 NOBODY = 65534
 CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a whiteboard
@@ -144,8 +148,14 @@ def prepare(home: Path = HUB_HOME) -> Path:
         run(uv, "venv", "-q", "--relocatable", "--python", base, new)
         run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python", "--require-hashes",
             "--compile-bytecode", paths.LOCK)
-        run(uv, "pip", "install", "-q", "--python", new / "bin" / "python", "--no-deps",
-            "--no-build-isolation", "--reinstall-package", "jax-core-workshop", paths.ROOT)
+        with tempfile.TemporaryDirectory() as kit:   # built from a copy: the build writes
+            for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):   # beside it
+                shutil.copyfile(paths.ROOT / name, Path(kit) / name)
+            for name in ("LICENSES", "workshop"):
+                shutil.copytree(paths.ROOT / name, Path(kit) / name,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            run(uv, "pip", "install", "-q", "--python", new / "bin" / "python", "--no-deps",
+                "--no-build-isolation", "--reinstall-package", "jax-core-workshop", kit)
     except subprocess.CalledProcessError as e:
         shutil.rmtree(new, ignore_errors=True)
         tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
@@ -305,14 +315,14 @@ class Hub:
             if self.proc.poll() is not None:
                 raise errors.KitError(f"JupyterHub exited ({self.proc.returncode}): "
                                       f"{last_error(self.log)} (all of it: "
-                                      f"{paths.short(self.log)})")
+                                      f"{self.log})")
             try:
                 with urllib.request.urlopen(url, timeout=5):
                     return
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.5)
         raise errors.KitError(f"JupyterHub did not answer within {timeout:.0f} s; see "
-                              f"{paths.short(self.log)}")
+                              f"{self.log}")
 
     def stop(self) -> None:
         """The hub stops its servers and its proxy on SIGTERM; what it started and left (its
@@ -383,7 +393,7 @@ def main(ip: str, port: int, attendees: int, code_file: Path | None, remove: boo
         print("hub: open " + "  or  ".join(addresses(ip, port)))
         print(f"hub: attendees log in with a name of their choosing and the code  {code}")
         print(f"hub: you log in as '{PRESENTER}' with the code in "
-              f"{paths.short(STATE / 'presenter-code')} (the admin: free a name, see servers)")
+              f"{STATE / 'presenter-code'} (the admin: free a name, see servers)")
         print(f"hub: up to {attendees} attendees; idle servers stop after {IDLE_MINUTES} "
               "minutes; Ctrl-C stops the hub and every server", flush=True)
         while hub.proc.poll() is None:
