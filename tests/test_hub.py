@@ -179,6 +179,14 @@ def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
         "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2.")
 
 
+def test_the_attendees_are_not_removed_while_the_hub_runs(room):
+    r = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(room["state"])})
+    pid = (room["state"] / "hub.pid").read_text().strip()
+    assert r.returncode == 2 and r.stderr == (f"workshop hub: the hub is running (pid {pid}): "
+                                              "stop it (Ctrl-C where it runs) first\n")
+    assert all(pwd.getpwnam(a.user) for a in room["people"])
+
+
 def test_the_presenter_logs_in_as_the_admin(room):
     code = (room["state"] / "presenter-code").read_text().strip()
     assert stat.S_IMODE((room["state"] / "presenter-code").stat().st_mode) == 0o600

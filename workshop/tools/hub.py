@@ -256,10 +256,28 @@ def addresses(ip: str, port: int) -> list[str]:
 
 
 def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
-    names = attendees_made(state)
+    """Every attendee's system user this hub made, with their home and processes."""
+    import psutil
+    pid = state / "hub.pid"
+    if pid.exists() and pid.read_text().strip().isdigit() and psutil.pid_exists(
+            int(pid.read_text())) and "jupyterhub" in " ".join(
+            psutil.Process(int(pid.read_text())).cmdline()):
+        raise errors.KitError(f"the hub is running (pid {pid.read_text().strip()}): stop it "
+                              "(Ctrl-C where it runs) first")
+    names, failed = attendees_made(state), []
     for name in names:
-        subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
-        subprocess.run(["userdel", "--remove", name], capture_output=True)
+        mine = [p for p in psutil.process_iter(["username"]) if p.info["username"] == name]
+        for p in mine:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(mine, timeout=10)   # userdel refuses a user who still runs
+        r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
+        if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
+            failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
+    if failed:
+        raise errors.KitError(f"could not remove {', '.join(failed)}")
     (state / "attendees").unlink(missing_ok=True)
     (state / "jupyterhub.sqlite").unlink(missing_ok=True)   # the names are free again
     if not quiet:
