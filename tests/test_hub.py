@@ -179,6 +179,26 @@ def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
         "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2.")
 
 
+def test_the_browser_that_claimed_a_name_logs_in_again_after_log_out(room):
+    ada = room["people"][0]
+    ada.http.get(f"{room['base']}/hub/logout")
+    assert ada.http.get(f"{room['base']}/hub/api/user").status_code == 403   # logged out
+    again = hubload.Attendee(room["base"], "ada", room["code"])
+    again.http.cookies.update({k: v for k, v in ada.http.cookies.items()
+                               if k == "workshop-name"})   # the same browser's cookies
+    again.login()
+    assert again.user == "ws-ada"
+    other = hubload.Attendee(room["base"], "ada", room["code"])   # another browser
+    with pytest.raises(hubload.LoginRefused, match="The name ada is taken"):
+        other.login()
+    # kim's claim does not open ada's name
+    forged = hubload.Attendee(room["base"], "ada", room["code"])
+    forged.http.cookies.update({k: v for k, v in room["people"][1].http.cookies.items()
+                                if k == "workshop-name"})
+    with pytest.raises(hubload.LoginRefused, match="The name ada is taken"):
+        forged.login()
+
+
 def test_the_attendees_are_not_removed_while_the_hub_runs(room):
     r = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(room["state"])})
     pid = (room["state"] / "hub.pid").read_text().strip()

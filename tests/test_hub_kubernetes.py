@@ -101,11 +101,21 @@ def test_the_image_copies_what_exists_and_what_scripts_hub_copies():
 
 
 class _Handler:
-    def __init__(self, taken):
-        self.taken = taken
+    """The two things the login asks of JupyterHub's login handler, and a browser's cookie."""
+    base_url = "/hub/"
+
+    def __init__(self, taken, claimed=None):
+        self.taken, self.cookie = taken, claimed
 
     def find_user(self, name):
         return object() if name in self.taken else None
+
+    def get_signed_cookie(self, name, max_age_days):
+        return self.cookie.encode() if name == "workshop-name" and self.cookie else None
+
+    def set_signed_cookie(self, name, value, **kw):
+        assert name == "workshop-name" and kw["httponly"]
+        self.cookie = value
 
 
 def _authenticator():
@@ -137,11 +147,19 @@ def test_the_values_login_refuses_as_scripts_hubs_does(name, password, taken, sa
     assert says in (hub.TAKEN.format(name=name), hub.NAME_RULE)
 
 
-def test_the_values_login_admits_a_new_name_and_the_presenter():
+def test_the_values_login_admits_a_new_name_its_browser_again_and_the_presenter():
     auth = _authenticator()
-    got = asyncio.run(auth.authenticate(_Handler({"kim"}), {"username": "Ada",
-                                                            "password": "abcd-efgh-jkmn"}))
-    assert got["name"] == "ada" and not got["admin"]
+    browser = _Handler({"kim"})
+    got = asyncio.run(auth.authenticate(browser, {"username": "Ada",
+                                                  "password": "abcd-efgh-jkmn"}))
+    assert got["name"] == "ada" and not got["admin"] and browser.cookie == "ada"
+    browser.taken.add("ada")   # ada is a user now: her browser logs in again, kim's does not
+    again = asyncio.run(auth.authenticate(browser, {"username": "ada",
+                                                    "password": "abcd-efgh-jkmn"}))
+    assert again["name"] == "ada"
+    with pytest.raises(web.HTTPError):
+        asyncio.run(auth.authenticate(_Handler({"ada", "kim"}, claimed="kim"),
+                                      {"username": "ada", "password": "abcd-efgh-jkmn"}))
     got = asyncio.run(auth.authenticate(_Handler({"presenter"}), {"username": "presenter",
                                                                   "password": "p" * 32}))
     assert got["admin"] is True

@@ -1,12 +1,13 @@
 """The hub's login and the attendee's server: imported by hub_config.py inside JupyterHub.
 
 Login: a name and the workshop's shared code (JupyterHub's SharedPasswordAuthenticator). A
-shared code alone would let anyone log in as anyone; here the first login with a name claims it,
-and the code no longer opens it (the attendee stays logged in by the hub's cookie; the
-presenter, the hub's admin, frees a name by deleting that user in the admin panel, which keeps
-the attendee's files for the next login with that name). Each name is a system user of its own,
-`ws-NAME`, with a home only that user can open: its server, kernels and files run and live as
-that user, so one attendee's code cannot read, write or signal another's.
+shared code alone would let anyone log in as anyone; here the first login with a name claims it
+for that browser (a cookie signed with the hub's secret, which Log Out keeps), and the code
+opens it from no other browser. The presenter, the hub's admin, frees a name by deleting that
+user in the admin panel, which keeps the attendee's files for the next login with that name.
+Each name is a system user of its own, `ws-NAME`, with a home only that user can open: its
+server, kernels and files run and live as that user, so one attendee's code cannot read, write
+or signal another's.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from tornado import web
 from traitlets import Integer, Unicode
 
 from .hub import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN, record_attendee
+
+CLAIM, CLAIM_DAYS = "workshop-name", 14   # the signed cookie of the browser that claimed a name
 
 
 class WorkshopAuthenticator(SharedPasswordAuthenticator):
@@ -45,10 +48,17 @@ class WorkshopAuthenticator(SharedPasswordAuthenticator):
             return got
         name = got["name"]
         if handler.find_user(name) is not None:
-            raise web.HTTPError(403, TAKEN.format(name=raw))
-        taken = handler.db.query(orm.User).filter(orm.User.name != PREFIX + PRESENTER).count()
-        if taken >= self.attendees:
-            raise web.HTTPError(403, FULL.format(n=self.attendees))
+            # claimed: only by the browser that claimed it (after a Log Out too)
+            if (handler.get_signed_cookie(CLAIM, max_age_days=CLAIM_DAYS) or b"") != \
+                    name.encode():
+                raise web.HTTPError(403, TAKEN.format(name=raw))
+        else:
+            taken = handler.db.query(orm.User).filter(
+                orm.User.name != PREFIX + PRESENTER).count()
+            if taken >= self.attendees:
+                raise web.HTTPError(403, FULL.format(n=self.attendees))
+        handler.set_signed_cookie(CLAIM, name, expires_days=CLAIM_DAYS, httponly=True,
+                                  path=handler.base_url)
         return got
 
     def add_user(self, user):

@@ -59,7 +59,8 @@ class Attendee:
         self.token = r.json()["token"]
 
     def _xsrf(self) -> dict:
-        return {"X-XSRFToken": self.http.cookies.get("_xsrf", "")}
+        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf"]   # (one per path)
+        return {"X-XSRFToken": xsrf[-1] if xsrf else ""}
 
     def api(self, method: str, path: str, token: str | None = None, **kw):
         import requests
