@@ -207,6 +207,34 @@ def test_stations_picture_draws_what_each_station_produced():
     assert _list(["add", "add", "mul", "sin", "cos", "exp"], 3) == ["add ×2", "mul", "+3 more"]
 
 
+def test_a_graphs_boxes_are_ordered_so_that_no_edges_cross_or_touch():
+    # deck 04's linear jaxpr and its transpose: in the jaxpr's order, edges crossed, and two
+    # skip edges met on one lane (reading as one line); drawn, none do
+    from jax import lax
+
+    from workshop import dataflow
+    from workshop.artefacts import jaxpr_graph
+    _, f_vjp = jax.vjp(lambda x: lax.mul(lax.sin(x), x), 2.0)
+    lay_of = lambda h: dataflow._layout_right(h, 110, 44, 34)
+    before = []
+    for j in (f_vjp.jaxpr, jax.make_jaxpr(f_vjp)(1.0).jaxpr):
+        g = jaxpr_graph(j)
+        u = dataflow.untangled(g, lay_of, False)
+        before.append(dataflow.crossings(g, lay_of(g), False))
+        assert dataflow.crossings(u, lay_of(u), False) == 0
+        # the same boxes in the same columns, the same edges, the outputs where they were
+        assert [sorted(c) for c in u.columns] == [sorted(c) for c in g.columns]
+        assert [e[2:] for e in u.edges] == [e[2:] for e in g.edges]
+        assert u.columns[-1] == g.columns[-1]
+        for (a, b, *_), (a2, b2, *_) in zip(g.edges, u.edges):
+            assert u.columns[a2[0]][a2[1]] == g.columns[a[0]][a[1]]
+            assert u.columns[b2[0]][b2[1]] == g.columns[b[0]][b[1]]
+    assert before == [1, 2]
+    # a touch counts: two routes that meet at one point (not at a box they share)
+    assert dataflow._meet((0, 0), (10, 0), (10, 0), (10, 10))
+    assert not dataflow._meet((0, 0), (10, 0), (0, 5), (10, 5))
+
+
 def test_graph_names_what_the_printed_jaxpr_names():
     import re
 

@@ -148,6 +148,87 @@ def _draw_graph(g: JaxprGraph, lay: _Layout, down: bool, cut: bool, mirror: bool
     return out
 
 
+def _polyline(kind: str, pts: list, down: bool) -> list:
+    """An edge's route as points: a curve sampled along the cubic _path draws."""
+    if kind != "curve":
+        return pts
+    (x0, y0), (x1, y1) = pts
+    if down:
+        m = (y0 + y1) / 2
+        c1, c2 = (x0, m), (x1, m)
+    else:
+        m = (x0 + x1) / 2
+        c1, c2 = (m, y0), (m, y1)
+    at = lambda t, a, b, c, d: ((1 - t) ** 3 * a + 3 * (1 - t) ** 2 * t * b
+                                + 3 * (1 - t) * t * t * c + t ** 3 * d)
+    return [(at(t / 12, x0, c1[0], c2[0], x1), at(t / 12, y0, c1[1], c2[1], y1))
+            for t in range(13)]
+
+
+def _meet(p, q, r, s) -> bool:
+    """Whether segments pq and rs share a point: cross, touch or run along each other."""
+    d = lambda a, b, c: (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    on = lambda a, b, c: (min(a[0], b[0]) - .5 <= c[0] <= max(a[0], b[0]) + .5
+                          and min(a[1], b[1]) - .5 <= c[1] <= max(a[1], b[1]) + .5)
+    d1, d2, d3, d4 = d(r, s, p), d(r, s, q), d(p, q, r), d(p, q, s)
+    if d1 * d2 < 0 and d3 * d4 < 0:
+        return True
+    return any(abs(dv) < 1e-6 and on(a, b, c) for dv, a, b, c in
+               ((d1, r, s, p), (d2, r, s, q), (d3, p, q, r), (d4, p, q, s)))
+
+
+def crossings(g: JaxprGraph, lay: _Layout, down: bool) -> int:
+    """How many pairs of edges cross or touch as drawn (edges that share a box meet there,
+    which is not counted): two lines that touch read as one."""
+    lines = [(e, _polyline(*lay.route(e), down)) for e in g.edges]
+    n = 0
+    for i, (e, a) in enumerate(lines):
+        for f, b in lines[i + 1:]:
+            if {e[0], e[1]} & {f[0], f[1]}:
+                continue
+            n += any(_meet(p, q, r, s) for p, q in zip(a, a[1:]) for r, s in zip(b, b[1:]))
+    return n
+
+
+def _reordered(g: JaxprGraph, orders: list) -> JaxprGraph:
+    """g with each column's boxes in the given order (orders[c]: old rows, new order)."""
+    new = {(c, old): (c, r) for c, order in enumerate(orders) for r, old in enumerate(order)}
+    return JaxprGraph(columns=[[g.columns[c][old] for old in order]
+                               for c, order in enumerate(orders)],
+                      edges=[(new[a], new[b], *rest) for a, b, *rest in g.edges],
+                      late={new[k]: v for k, v in g.late.items()}, known=g.known,
+                      unknown=g.unknown, residuals=g.residuals, names=g.names)
+
+
+def untangled(g: JaxprGraph, lay_of, down: bool) -> JaxprGraph:
+    """g with the boxes of each column but the outputs' reordered so that the fewest edges
+    cross as drawn: every order where there are few (a slide's jaxpr), else the order by the
+    mean row of each box's neighbours, swept both ways. Ties keep the jaxpr's order."""
+    from itertools import permutations, product
+    sizes = [len(c) for c in g.columns]
+    free = range(len(sizes) - 1)
+    if math.prod(math.factorial(sizes[c]) for c in free) <= 2000:
+        choices = product(*[list(permutations(range(sizes[c]))) if c in free
+                            else [tuple(range(sizes[c]))] for c in range(len(sizes))])
+        candidates = [_reordered(g, list(o)) for o in choices]
+    else:
+        candidates, cur = [g], g
+        for sweep in range(4):
+            cols = list(free)[1:] if sweep % 2 == 0 else list(free)[::-1]
+            for c in cols:
+                def mean_row(r, c=c, cur=cur, back=sweep % 2 == 1):
+                    near = [b[1] if a == (c, r) else a[1] for a, b, *_ in cur.edges
+                            if (a == (c, r) and (b[0] > c) == back)
+                            or (b == (c, r) and (a[0] < c) != back)]
+                    return sum(near) / len(near) if near else r
+                order = sorted(range(sizes[c]), key=mean_row)
+                cur = _reordered(cur, [order if k == c else list(range(sizes[k]))
+                                       for k in range(len(sizes))])
+            candidates.append(cur)
+    scored = [(crossings(h, lay_of(h), down), i) for i, h in enumerate(candidates)]
+    return candidates[min(scored)[1]]
+
+
 def _jaxpr_of(x):
     """The core.Jaxpr to draw: `x` itself (what jax.make_jaxpr returns: one class, its consts
     attached) or the one a jit trace holds (jax.jit(f).trace(...).jaxpr)."""
@@ -188,8 +269,10 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     if cut and title:
         raise ValueError("show_graph draws a cut's legend or a title, not both")
     top = 34 if cut or title else 0         # a legend line, or the title
-    lay = (_layout_down(g, top, 680 if cut else 0) if down
-           else _layout_right(g, box_w, gap, top))
+    lay_of = ((lambda h: _layout_down(h, top, 680 if cut else 0)) if down
+              else (lambda h: _layout_right(h, box_w, gap, top)))
+    drawn = untangled(g, lay_of, down)   # (the facts keep the jaxpr's order)
+    lay = lay_of(drawn)
     out = [label(2, 24, ["blue: known now · ", svg.tspan("purple: unknown until later",
                                                          fill=LATER), " · ",
                          svg.tspan("thick orange: residuals", fill=HERE)],
@@ -197,7 +280,7 @@ def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
     if title:
         lay.width = max(lay.width, _chars(title, MIN_PX) + 4)   # (monospace widths: room to spare)
         out.append(label(2, 24, title, MIN_PX, font=SANS))
-    out += _draw_graph(g, lay, down, cut)
+    out += _draw_graph(drawn, lay, down, cut)
     facts = {"columns": [[t for t, _, _ in column] for column in g.columns],
              "edges": [e[2] for e in g.edges]}
     if cut:
