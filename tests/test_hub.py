@@ -12,6 +12,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -24,6 +25,7 @@ LAB = hubload.LAB
 # the tests' own hub environment, beside (never in place of) a presenter's in HUB_HOME: a
 # running hub's environment is not remade under it
 HOME = {"WORKSHOP_HUB_HOME": "/opt/jax-core-workshop-hub-tests"}
+SEATS = 3   # ada and kim, and one seat the tests of claiming and of a full room take
 
 
 def cli(*args, env=None, timeout=60):
@@ -39,7 +41,7 @@ def room(tmp_path_factory):
     port = hub.free_port()
     env = dict(os.environ, WORKSHOP_HUB_STATE=str(state), **HOME)
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
-                             "--port", str(port), "--attendees", "2"], cwd=paths.ROOT,
+                             "--port", str(port), "--attendees", str(SEATS)], cwd=paths.ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     while len(lines) < 4:
@@ -162,8 +164,33 @@ def test_an_attendees_token_opens_no_other_server(room):
     assert f"client_id=jupyterhub-user-{kim.user}&" in theirs.url
 
 
+def test_two_browsers_claiming_one_name_at_once_get_it_once(room):
+    from concurrent.futures import ThreadPoolExecutor
+    tries = [hubload.Attendee(room["base"], "twin", room["code"]) for _ in range(4)]
+
+    def login(a):
+        try:
+            a.login()
+            return a.user
+        except hubload.LoginRefused as e:
+            return str(e)
+    with ThreadPoolExecutor(4) as pool:
+        said = list(pool.map(login, tries))
+    # (run before the full room's test, which takes the last seat)
+    assert sorted(said) == sorted(["ws-twin"] + [hub.TAKEN.format(name="twin")] * 3), said
+
+
 def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
     base, code = room["base"], room["code"]
+    filled = []   # the seats left, taken (as many as there are: a test alone finds more)
+    while True:
+        try:
+            hubload.Attendee(base, f"seat{len(filled)}", code).login()
+            filled.append(1)
+        except hubload.LoginRefused as e:
+            assert str(e) == hub.FULL.format(n=SEATS)
+            break
+    assert len(filled) <= SEATS - 2
     said = {}
     for name, password in [("kim", code), ("KIM", code), ("ws-kim", code), ("zoe", code),
                            ("ada", "not-the-code"), ("presenter", code), ("1st", code),
@@ -173,7 +200,7 @@ def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
         said[name] = str(e.value)
     assert said["kim"] == said["KIM"] == said["ws-kim"] == (
         "The name kim is taken. Pick another, or ask the presenter to free it.")
-    assert said["zoe"] == "The hub is full (2 attendees): ask the presenter."
+    assert said["zoe"] == "The hub is full (3 attendees): ask the presenter."
     assert said["ada"] == said["presenter"] == "Invalid username or password"
     assert said["1st"] == said["a" * 17] == said["ad a"] == (
         "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2.")
@@ -197,6 +224,41 @@ def test_the_browser_that_claimed_a_name_logs_in_again_after_log_out(room):
                                 if k == "workshop-name"})
     with pytest.raises(hubload.LoginRefused, match="The name ada is taken"):
         forged.login()
+
+
+def test_the_claim_goes_to_the_hubs_pages_only(room):
+    # an attendee's server (code they control) never receives another's claim
+    claims = [c for c in room["people"][1].http.cookies if c.name == "workshop-name"]
+    assert [(c.path, c.has_nonstandard_attr("HttpOnly")) for c in claims] == [("/hub/", True)]
+
+
+def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):
+    # ~/workshop is the attendee's: links there to another's home or to a root-only file,
+    # then a server restart (which copies the materials in again) hand them nothing
+    ada, kim = room["people"]
+    home = pwd.getpwnam(ada.user).pw_dir
+    shadow = os.stat("/etc/shadow")
+    got = ada.run(f"import os\nos.symlink('/etc/shadow', {home + '/workshop/shadow'!r})\n"
+                  f"os.rename({home + '/workshop/decks'!r}, {home + '/workshop/decks.mine'!r})\n"
+                  f"os.symlink({pwd.getpwnam(kim.user).pw_dir!r}, {home + '/workshop/decks'!r})")
+    assert got["status"] == "ok", got
+    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
+    for _ in range(120):
+        if not ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]:
+            break
+        time.sleep(0.5)
+    ada.start_server()
+    ada.start_kernel()
+    after = os.stat("/etc/shadow")
+    assert (after.st_uid, after.st_gid, after.st_mode) == (shadow.st_uid, shadow.st_gid,
+                                                           shadow.st_mode)
+    kims = pwd.getpwnam(kim.user)
+    for p in [kims.pw_dir, *(os.path.join(d, f) for d, _, fs in os.walk(kims.pw_dir)
+                             for f in fs)]:
+        assert os.lstat(p).st_uid == kims.pw_uid, p
+    assert ada.run("open('/etc/shadow').read()")["error"].startswith("PermissionError")
+    assert ada.run(f"import os; os.listdir({home + '/workshop/decks/'!r})")["error"].startswith(
+        "PermissionError")
 
 
 def test_the_attendees_are_not_removed_while_the_hub_runs(room):
@@ -250,6 +312,16 @@ def test_a_code_file_others_can_read_or_too_short_is_refused(tmp_path):
     assert r.returncode == 2 and "one word of 8 or more characters" in r.stderr
     f.write_text("abcd-efgh-jkmn\n")
     assert hub.read_code_file(f) == "abcd-efgh-jkmn"
+
+
+def test_a_code_file_of_another_users_is_refused(tmp_path):
+    f = tmp_path / "code"
+    f.write_text("abcd-efgh-jkmn\n")
+    os.chmod(f, 0o600)
+    os.chown(f, 65534, 65534)   # nobody's
+    r = cli("--code-file", str(f))
+    assert r.returncode == 2 and r.stderr == (f"workshop hub: --code-file {f}: another user "
+                                              "owns it: use a file of yours (or root's)\n")
 
 
 def test_a_port_in_use_is_refused_before_anything_starts(tmp_path):

@@ -100,21 +100,32 @@ def test_the_image_copies_what_exists_and_what_scripts_hub_copies():
     assert "cp -Rn /srv/materials/. ~/workshop/" in hook[-1]   # -n: never over their own work
 
 
-class _Handler:
-    """The two things the login asks of JupyterHub's login handler, and a browser's cookie."""
-    base_url = "/hub/"
+class _User:
+    def __init__(self, name, id):
+        self.name, self.id = name, id
 
-    def __init__(self, taken, claimed=None):
-        self.taken, self.cookie = taken, claimed
+
+class _Handler:
+    """What the login asks of JupyterHub's login handler (its users, the request, the hub's
+    path), and one browser's cookie."""
+    hub = type("Hub", (), {"base_url": "/hub/"})
+    request = type("Request", (), {"protocol": "http"})
+
+    def __init__(self, users, claimed=None):
+        self.users, self.cookie = users, claimed   # users: name -> id
 
     def find_user(self, name):
-        return object() if name in self.taken else None
+        return _User(name, self.users[name]) if name in self.users else None
+
+    def user_from_username(self, name):
+        self.users[name] = max(self.users.values(), default=0) + 1
+        return self.find_user(name)
 
     def get_signed_cookie(self, name, max_age_days):
         return self.cookie.encode() if name == "workshop-name" and self.cookie else None
 
     def set_signed_cookie(self, name, value, **kw):
-        assert name == "workshop-name" and kw["httponly"]
+        assert name == "workshop-name" and kw["httponly"] and kw["path"] == "/hub/"
         self.cookie = value
 
 
@@ -129,13 +140,13 @@ def _authenticator():
 
 
 @pytest.mark.parametrize("name,password,taken,says", [
-    ("kim", "abcd-efgh-jkmn", {"kim"},
+    ("kim", "abcd-efgh-jkmn", {"kim": 1},
      "The name kim is taken. Pick another, or ask the presenter to free it."),
-    ("1st", "abcd-efgh-jkmn", set(),
+    ("1st", "abcd-efgh-jkmn", {},
      "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2."),
-    ("a" * 17, "abcd-efgh-jkmn", set(),
+    ("a" * 17, "abcd-efgh-jkmn", {},
      "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2."),
-    ("ad a", "abcd-efgh-jkmn", set(),
+    ("ad a", "abcd-efgh-jkmn", {},
      "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2."),
 ])
 def test_the_values_login_refuses_as_scripts_hubs_does(name, password, taken, says):
@@ -149,19 +160,20 @@ def test_the_values_login_refuses_as_scripts_hubs_does(name, password, taken, sa
 
 def test_the_values_login_admits_a_new_name_its_browser_again_and_the_presenter():
     auth = _authenticator()
-    browser = _Handler({"kim"})
-    got = asyncio.run(auth.authenticate(browser, {"username": "Ada",
-                                                  "password": "abcd-efgh-jkmn"}))
-    assert got["name"] == "ada" and not got["admin"] and browser.cookie == "ada"
-    browser.taken.add("ada")   # ada is a user now: her browser logs in again, kim's does not
-    again = asyncio.run(auth.authenticate(browser, {"username": "ada",
-                                                    "password": "abcd-efgh-jkmn"}))
+    code = {"password": "abcd-efgh-jkmn"}
+    browser = _Handler({"kim": 1})
+    got = asyncio.run(auth.authenticate(browser, {"username": "Ada", **code}))
+    assert got["name"] == "ada" and not got["admin"] and browser.cookie == "ada:2"
+    again = asyncio.run(auth.authenticate(browser, {"username": "ada", **code}))
     assert again["name"] == "ada"
-    with pytest.raises(web.HTTPError):
-        asyncio.run(auth.authenticate(_Handler({"ada", "kim"}, claimed="kim"),
-                                      {"username": "ada", "password": "abcd-efgh-jkmn"}))
-    got = asyncio.run(auth.authenticate(_Handler({"presenter"}), {"username": "presenter",
-                                                                  "password": "p" * 32}))
+    # kim's browser does not open ada; nor does ada's old claim once the name was freed and
+    # claimed again (another user, another id)
+    for cookie, users in [("kim:1", {"kim": 1, "ada": 2}), ("ada:2", {"kim": 1, "ada": 3})]:
+        with pytest.raises(web.HTTPError):
+            asyncio.run(auth.authenticate(_Handler(users, claimed=cookie),
+                                          {"username": "ada", **code}))
+    got = asyncio.run(auth.authenticate(_Handler({"presenter": 9}), {"username": "presenter",
+                                                                     "password": "p" * 32}))
     assert got["admin"] is True
-    assert asyncio.run(auth.authenticate(_Handler(set()), {"username": "ada",
-                                                            "password": "wrong-code"})) is None
+    assert asyncio.run(auth.authenticate(_Handler({}), {"username": "ada",
+                                                        "password": "wrong-code"})) is None

@@ -209,6 +209,12 @@ def read_code_file(path: Path) -> str:
         raise errors.KitError(f"--code-file {path}: {e.strerror}") from None
     except UnicodeDecodeError:
         raise errors.KitError(f"--code-file {path}: not a text file") from None
+    owners = {0, os.geteuid()}
+    if os.environ.get("SUDO_UID", "").isdigit():   # the presenter who ran sudo
+        owners.add(int(os.environ["SUDO_UID"]))
+    if st.st_uid not in owners:
+        raise errors.KitError(f"--code-file {path}: another user owns it: use a file of "
+                              "yours (or root's)")
     if st.st_mode & 0o077:
         raise errors.KitError(f"--code-file {path}: other users can read it (mode "
                               f"{stat.S_IMODE(st.st_mode):o}): chmod 600 {path}")
@@ -278,8 +284,10 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
     if failed:
         raise errors.KitError(f"could not remove {', '.join(failed)}")
-    (state / "attendees").unlink(missing_ok=True)
-    (state / "jupyterhub.sqlite").unlink(missing_ok=True)   # the names are free again
+    # the names are free again, and nothing of this workshop opens the next one: not its
+    # code, nor a browser's claim (signed with the cookie secret)
+    for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code"):
+        (state / made).unlink(missing_ok=True)
     if not quiet:
         print(f"hub: removed {len(names)} attendee(s) and their files"
               + (f": {', '.join(names)}" if names else ""))

@@ -36,7 +36,11 @@ c.JupyterHub.template_vars = {"announcement_login": (
     "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code.")}
 
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
+# the attendee's own copy of decks/ and exercises/ in ~/workshop, made as the attendee (never
+# as root, in a folder the attendee controls), each file once: what they changed stays theirs
+c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
+                 'cp -Rn "$WORKSHOP_HUB_MATERIALS/." "$HOME/workshop/"; '
+                 'exec jupyterhub-singleuser "$@"', "jupyterhub-singleuser"]
 c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False"]
 c.Spawner.notebook_dir = "~/workshop"
 c.Spawner.default_url = "/lab/tree/exercises"
@@ -46,9 +50,6 @@ if libdir(venv):   # the interpreter is hub.py's copy; its RUNPATH names a folde
     c.Spawner.environment["LD_LIBRARY_PATH"] = libdir(venv)
 c.Spawner.start_timeout = 120   # a 2-core machine starting a room's servers at once
 c.Spawner.http_timeout = 90
-from workshop.tools.hubauth import copy_materials  # noqa: E402
-
-c.Spawner.pre_spawn_hook = copy_materials
 
 c.JupyterHub.services = [{
     "name": "idle-culler",

@@ -11,10 +11,9 @@ or signal another's.
 """
 from __future__ import annotations
 
-import grp
+import asyncio
 import os
 import pwd
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -32,6 +31,10 @@ class WorkshopAuthenticator(SharedPasswordAuthenticator):
     attendees = Integer(30, config=True, help="the most attendees' names the hub admits")
     attendee_log = Unicode(config=True, help="the file listing the system users made")
 
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._claiming = asyncio.Lock()
+
     def normalize_username(self, username):
         name = super().normalize_username(username).strip()
         return name if name.startswith(PREFIX) else PREFIX + name
@@ -47,18 +50,25 @@ class WorkshopAuthenticator(SharedPasswordAuthenticator):
         if got is None or got.get("admin"):
             return got
         name = got["name"]
-        if handler.find_user(name) is not None:
-            # claimed: only by the browser that claimed it (after a Log Out too)
-            if (handler.get_signed_cookie(CLAIM, max_age_days=CLAIM_DAYS) or b"") != \
-                    name.encode():
-                raise web.HTTPError(403, TAKEN.format(name=raw))
-        else:
-            taken = handler.db.query(orm.User).filter(
-                orm.User.name != PREFIX + PRESENTER).count()
-            if taken >= self.attendees:
-                raise web.HTTPError(403, FULL.format(n=self.attendees))
-        handler.set_signed_cookie(CLAIM, name, expires_days=CLAIM_DAYS, httponly=True,
-                                  path=handler.base_url)
+        async with self._claiming:   # one login at a time decides who gets a name
+            user = handler.find_user(name)
+            if user is not None:
+                # claimed: only by the browser that claimed this user (after a Log Out too;
+                # a name freed and claimed again is another user, with another id)
+                if (handler.get_signed_cookie(CLAIM, max_age_days=CLAIM_DAYS) or b"") != \
+                        f"{name}:{user.id}".encode():
+                    raise web.HTTPError(403, TAKEN.format(name=raw))
+            else:
+                taken = handler.db.query(orm.User).filter(
+                    orm.User.name != PREFIX + PRESENTER).count()
+                if taken >= self.attendees:
+                    raise web.HTTPError(403, FULL.format(n=self.attendees))
+                user = handler.user_from_username(name)   # made now: a second login waits
+                self.add_user(user)                        # above, then finds it
+            # sent to the hub's pages only (an attendee's server never sees it)
+            handler.set_signed_cookie(CLAIM, f"{name}:{user.id}", expires_days=CLAIM_DAYS,
+                                      httponly=True, path=handler.hub.base_url,
+                                      secure=handler.request.protocol == "https")
         return got
 
     def add_user(self, user):
@@ -78,21 +88,3 @@ def make_system_user(name: str, log: str) -> None:
         record_attendee(Path(log), name)
     home = Path(pwd.getpwnam(name).pw_dir)
     os.chmod(home, 0o700)   # useradd's HOME_MODE varies by distribution (0755 on older ones)
-
-
-def copy_materials(spawner) -> None:
-    """pre_spawn_hook: the attendee's own copy of decks/ and exercises/ in ~/workshop, each
-    file copied once (what the attendee changed stays theirs), owned by the attendee."""
-    user = pwd.getpwnam(spawner.user.name)
-    group = grp.getgrgid(user.pw_gid).gr_name
-    source = Path(spawner.environment["WORKSHOP_HUB_MATERIALS"])
-    target = Path(user.pw_dir) / "workshop"
-    for src in sorted(source.rglob("*")):
-        dst = target / src.relative_to(source)
-        if src.is_dir():
-            dst.mkdir(parents=True, exist_ok=True)
-        elif not dst.exists():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
-    for p in [target, *target.rglob("*")]:
-        shutil.chown(p, user.pw_name, group)
