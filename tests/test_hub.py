@@ -393,3 +393,20 @@ def test_hub_load_bad_input_is_one_line(args, says):
     r = subprocess.run([sys.executable, "-m", "workshop.tools.hubload", *args], cwd=paths.ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith(says) and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_changed_kit_is_installed_into_the_environment_in_place(room, monkeypatch):
+    # after a `git pull` that changed the kit but not the lock, the hub starts in seconds: the
+    # attendees' packages stay, the kit and the materials are installed again
+    home = Path(HOME["WORKSHOP_HUB_HOME"])
+    venv = home / "venv"
+    before = (venv.stat().st_ino, (venv / "workshop-hub-lock").read_text())
+    monkeypatch.setattr(hub, "_kit_hash", lambda: "a-changed-kit")
+    hub.prepare(home)
+    assert (venv.stat().st_ino, (venv / "workshop-hub-lock").read_text()) == before
+    assert (venv / "workshop-hub-kit").read_text() == "a-changed-kit"
+    assert hub.runs_as_nobody([str(venv / "bin" / "python"), "-c", "import workshop.labs"],
+                              hub.libdir(venv))
+    monkeypatch.undo()
+    hub.prepare(home)   # (and back: the next test run finds it current)
+    assert (venv / "workshop-hub-kit").read_text() == hub._kit_hash()

@@ -84,16 +84,26 @@ def runs_as_nobody(cmd: list[str], libdir: str = "") -> bool:
         return False
 
 
-def _inputs_hash() -> str:
-    h = hashlib.sha256(paths.LOCK.read_bytes())
+def _lock_hash() -> str:
+    """What the attendees' packages are made from: the lock, for this Python."""
+    return hashlib.sha256(paths.LOCK.read_bytes() + sys.version.encode()).hexdigest()[:16]
+
+
+def _kit_hash() -> str:
+    """What the kit installed there and the materials are made from."""
+    h = hashlib.sha256()
     for p in sorted([paths.ROOT / "pyproject.toml", *(paths.ROOT / "workshop").rglob("*")]):
         if p.is_file() and "__pycache__" not in p.parts:
             h.update(str(p.relative_to(paths.ROOT)).encode() + p.read_bytes())
     for folder, pattern in MATERIALS:
         for p in sorted((paths.ROOT / folder).glob(pattern)):
             h.update(f"{folder}/{p.name}".encode() + p.read_bytes())
-    h.update(sys.version.encode())
     return h.hexdigest()[:16]
+
+
+def _stamp(venv: Path, what: str) -> str:
+    f = venv / f"workshop-hub-{what}"
+    return f.read_text() if f.exists() else ""
 
 
 def _interpreter(home: Path) -> tuple[Path, str]:
@@ -125,60 +135,74 @@ def _readable(root: Path) -> None:
         os.chmod(p, (mode | extra) & ~0o022)
 
 
-def prepare(home: Path = HUB_HOME) -> Path:
-    """The hub's environment in `home` (made or made again when its inputs changed); returns
-    its Python."""
-    venv, stamp = home / "venv", home / "venv" / "workshop-hub-inputs"
-    want = _inputs_hash()
-    python = venv / "bin" / "python"
-    if stamp.exists() and stamp.read_text() == want and runs_as_nobody(
-            [str(python), "-c", "import jax, workshop.labs, jupyterhub"], libdir(venv)):
-        return python
-    print(f"hub: making the attendees' environment in {home} from the lock (a minute or two)",
-          file=sys.stderr, flush=True)
-    home.mkdir(parents=True, exist_ok=True)
-    os.chmod(home, 0o755)
-    base, lib = _interpreter(home)
-    uv = Path(sys.prefix) / "bin" / "uv"
-    new = home / "venv.new"
-    shutil.rmtree(new, ignore_errors=True)
-    run = lambda *cmd: subprocess.run([str(c) for c in cmd], check=True, capture_output=True,
-                                      text=True)
+def _run(*cmd) -> None:
     try:
-        run(uv, "venv", "-q", "--relocatable", "--python", base, new)
-        run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python", "--require-hashes",
-            "--compile-bytecode", paths.LOCK)
+        subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as e:
+        tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
+        raise errors.KitError(f"could not make the attendees' environment: {tail[0]}") from None
+
+
+def prepare(home: Path = HUB_HOME) -> Path:
+    """The hub's environment in `home`; returns its Python. Its packages are made again, beside
+    the old ones (which stay until the new work), when the lock changed; the kit and the
+    materials, in place and in seconds, when they did."""
+    venv, uv = home / "venv", Path(sys.prefix) / "bin" / "uv"
+    python = venv / "bin" / "python"
+    if _stamp(venv, "lock") != _lock_hash() or not runs_as_nobody(
+            [str(python), "-c", "import jax, jupyterhub"], libdir(venv)):
+        print(f"hub: making the attendees' environment in {home} from the lock (a minute or "
+              "two)", file=sys.stderr, flush=True)
+        home.mkdir(parents=True, exist_ok=True)
+        os.chmod(home, 0o755)
+        base, lib = _interpreter(home)
+        new = home / "venv.new"
+        shutil.rmtree(new, ignore_errors=True)
+        try:
+            _run(uv, "venv", "-q", "--relocatable", "--python", base, new)
+            _run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python",
+                 "--require-hashes", "--compile-bytecode", paths.LOCK)
+        except errors.KitError:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        (new / "workshop-hub-libdir").write_text(lib)
+        (new / "workshop-hub-lock").write_text(_lock_hash())
+        _readable(new)
+        if not runs_as_nobody([str(new / "bin" / "python"), "-c", "import jax, jupyterhub"],
+                              lib):
+            shutil.rmtree(new, ignore_errors=True)
+            raise errors.KitError(f"another user cannot run the environment made in {home}: "
+                                  "is it on a filesystem mounted noexec, or under a private "
+                                  "folder?")
+        old = home / "venv.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if venv.exists():
+            venv.rename(old)
+        new.rename(venv)
+        shutil.rmtree(old, ignore_errors=True)
+    if _stamp(venv, "kit") != _kit_hash() or not runs_as_nobody(
+            [str(python), "-c", "import workshop.labs"], libdir(venv)):
         with tempfile.TemporaryDirectory() as kit:   # built from a copy: the build writes
             for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):   # beside it
                 shutil.copyfile(paths.ROOT / name, Path(kit) / name)
             for name in ("LICENSES", "workshop"):
                 shutil.copytree(paths.ROOT / name, Path(kit) / name,
                                 ignore=shutil.ignore_patterns("__pycache__"))
-            run(uv, "pip", "install", "-q", "--python", new / "bin" / "python", "--no-deps",
-                "--no-build-isolation", "--reinstall-package", "jax-core-workshop", kit)
-    except subprocess.CalledProcessError as e:
-        shutil.rmtree(new, ignore_errors=True)
-        tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise errors.KitError(f"could not make the attendees' environment: {tail[0]}") from None
-    materials = new / "materials"
-    for folder, pattern in MATERIALS:
-        for p in sorted((paths.ROOT / folder).glob(pattern)):
-            (materials / folder).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(p, materials / folder / p.name)
-    (new / "workshop-hub-libdir").write_text(lib)
-    (new / "workshop-hub-inputs").write_text(want)
-    _readable(new)
-    if not runs_as_nobody([str(new / "bin" / "python"), "-c",
-                           "import jax, workshop.labs, jupyterhub"], lib):
-        shutil.rmtree(new, ignore_errors=True)
-        raise errors.KitError(f"another user cannot run the environment made in {home}: is "
-                              "it on a filesystem mounted noexec, or under a private folder?")
-    old = home / "venv.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if venv.exists():
-        venv.rename(old)
-    new.rename(venv)
-    shutil.rmtree(old, ignore_errors=True)
+            _run(uv, "pip", "install", "-q", "--python", python, "--no-deps", "--compile-bytecode",
+                 "--no-build-isolation", "--reinstall-package", "jax-core-workshop", kit)
+        materials = venv / "materials.new"
+        shutil.rmtree(materials, ignore_errors=True)
+        for folder, pattern in MATERIALS:
+            for p in sorted((paths.ROOT / folder).glob(pattern)):
+                (materials / folder).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(p, materials / folder / p.name)
+        shutil.rmtree(venv / "materials", ignore_errors=True)
+        materials.rename(venv / "materials")
+        (venv / "workshop-hub-kit").write_text(_kit_hash())
+        _readable(venv)
+        if not runs_as_nobody([str(python), "-c", "import jax, workshop.labs, jupyterhub"],
+                              libdir(venv)):
+            raise errors.KitError(f"another user cannot run the kit installed in {venv}")
     return python
 
 
