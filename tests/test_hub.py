@@ -410,3 +410,15 @@ def test_a_changed_kit_is_installed_into_the_environment_in_place(room, monkeypa
     monkeypatch.undo()
     hub.prepare(home)   # (and back: the next test run finds it current)
     assert (venv / "workshop-hub-kit").read_text() == hub._kit_hash()
+
+
+@pytest.mark.parametrize("script,args,says", [
+    ("hub", ["--attendees", "0"], "workshop hub: --attendees 0: from 1 to 500"),
+    ("hub-load", ["0"], "hub-load: 0 attendees: from 1 to 40"),
+])
+def test_the_scripts_are_the_commands_behind_them(script, args, says):
+    # scripts/hub and scripts/hub-load: setup (current here: a no-op), then the command
+    r = subprocess.run([str(paths.ROOT / "scripts" / script), *args], cwd="/", timeout=300,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.splitlines()[-1].startswith(says), r.stderr
