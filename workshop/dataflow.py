@@ -97,17 +97,24 @@ def _toward(p, q, k: float) -> tuple[float, float]:
     return p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t
 
 
+def _controls(pts: list, down: bool) -> tuple:
+    """A curve's two control points and its end: it leaves and enters along the layout's
+    direction."""
+    (x0, y0), (x1, y1) = pts
+    if down:
+        m = (y0 + y1) / 2
+        return (x0, m), (x1, m), (x1, y1)
+    m = (x0 + x1) / 2
+    return (m, y0), (m, y1), (x1, y1)
+
+
 def _path(kind: str, pts: list, down: bool, r: float = 12) -> str:
     """SVG path data: a cubic from pts[0] to pts[1] leaving and entering along the layout's
     direction, or straight lines through pts with corners rounded by `r`."""
     (x0, y0) = pts[0]
     if kind == "curve":
-        (x1, y1) = pts[1]
-        if down:
-            m = (y0 + y1) / 2
-            return f"M{x0:g},{y0:g} C{x0:g},{m:g} {x1:g},{m:g} {x1:g},{y1:g}"
-        m = (x0 + x1) / 2
-        return f"M{x0:g},{y0:g} C{m:g},{y0:g} {m:g},{y1:g} {x1:g},{y1:g}"
+        (c1x, c1y), (c2x, c2y), (x1, y1) = _controls(pts, down)
+        return f"M{x0:g},{y0:g} C{c1x:g},{c1y:g} {c2x:g},{c2y:g} {x1:g},{y1:g}"
     d = [f"M{x0:g},{y0:g}"]
     for (pa, pb, pc) in zip(pts, pts[1:], pts[2:]):
         s, e = _toward(pb, pa, r), _toward(pb, pc, r)
@@ -152,13 +159,8 @@ def _polyline(kind: str, pts: list, down: bool) -> list:
     """An edge's route as points: a curve sampled along the cubic _path draws."""
     if kind != "curve":
         return pts
-    (x0, y0), (x1, y1) = pts
-    if down:
-        m = (y0 + y1) / 2
-        c1, c2 = (x0, m), (x1, m)
-    else:
-        m = (x0 + x1) / 2
-        c1, c2 = (m, y0), (m, y1)
+    (x0, y0) = pts[0]
+    c1, c2, (x1, y1) = _controls(pts, down)
     at = lambda t, a, b, c, d: ((1 - t) ** 3 * a + 3 * (1 - t) ** 2 * t * b
                                 + 3 * (1 - t) * t * t * c + t ** 3 * d)
     return [(at(t / 12, x0, c1[0], c2[0], x1), at(t / 12, y0, c1[1], c2[1], y1))

@@ -288,21 +288,20 @@ def addresses(ip: str, port: int) -> list[str]:
 def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
     """Every attendee's system user this hub made, with their home and processes."""
     import psutil
-    pid = state / "hub.pid"
-    if pid.exists() and pid.read_text().strip().isdigit() and psutil.pid_exists(
-            int(pid.read_text())) and "jupyterhub" in " ".join(
-            psutil.Process(int(pid.read_text())).cmdline()):
-        raise errors.KitError(f"the hub is running (pid {pid.read_text().strip()}): stop it "
-                              "(Ctrl-C where it runs) first")
+
+    from .builder.execute import end_processes
+    pid = (state / "hub.pid").read_text().strip() if (state / "hub.pid").exists() else ""
+    try:
+        running = pid.isdigit() and "jupyterhub" in " ".join(psutil.Process(int(pid)).cmdline())
+    except psutil.Error:
+        running = False
+    if running:
+        raise errors.KitError(f"the hub is running (pid {pid}): stop it (Ctrl-C where it runs) "
+                              "first")
     names, failed = attendees_made(state), []
-    for name in names:
-        mine = [p for p in psutil.process_iter(["username"]) if p.info["username"] == name]
-        for p in mine:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(mine, timeout=10)   # userdel refuses a user who still runs
+    for name in names:   # userdel refuses a user who still runs
+        end_processes([p for p in psutil.process_iter(["username"])
+                       if p.info["username"] == name], grace=5)
         r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
@@ -333,7 +332,7 @@ class Hub:
     """JupyterHub as a child process; `stop()` always ends it, its proxy and its servers."""
 
     def __init__(self, python: Path, ip: str, port: int, attendees: int, code: str,
-                 state: Path = STATE, home: Path = HUB_HOME):
+                 state: Path = STATE):
         self.state, self.port, self.ip = state, port, ip
         self.log = state / "hub.log"
         code_file = state / "attendee-code"
@@ -378,6 +377,8 @@ class Hub:
         """The hub stops its servers and its proxy on SIGTERM; what it started and left (its
         idle culler outlives it by a few seconds) is ended too."""
         import psutil
+
+        from .builder.execute import end_processes
         try:
             started = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.Error:
@@ -389,17 +390,7 @@ class Hub:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for p in started:
-            try:
-                p.terminate()
-            except psutil.Error:
-                pass
-        _, alive = psutil.wait_procs(started, timeout=10)
-        for p in alive:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
+        end_processes(started, grace=10)
         self._log.close()
         (self.state / "attendee-code").unlink(missing_ok=True)
 
@@ -422,7 +413,7 @@ def start(ip: str, port: int, attendees: int, code_file: Path | None,
     os.chmod(state, 0o700)
     code = code or _code(state, "generated-code", attendee_code)
     python = prepare(home)
-    hub = Hub(python, ip, port, attendees, code, state, home)
+    hub = Hub(python, ip, port, attendees, code, state)
     try:
         hub.wait_ready()
     except BaseException:
@@ -435,10 +426,9 @@ def main(ip: str, port: int, attendees: int, code_file: Path | None, remove: boo
     if remove:
         check_machine()
         return remove_attendees()
+    from .builder.execute import end_on_hangup
+    end_on_hangup()   # a kill or the terminal closed: stop every server, as Ctrl-C does
     hub, code = start(ip, port, attendees, code_file)
-    stop = lambda *_: (_ for _ in ()).throw(KeyboardInterrupt)
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
     try:
         print("hub: open " + "  or  ".join(addresses(ip, port)))
         print(f"hub: attendees log in with a name of their choosing and the code  {code}")

@@ -285,10 +285,8 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     log = rh.log_path(path) if rehearse else None
     server = Server(port, rehearsal=log)
 
-    def ended(signum, frame):   # the terminal closed or a kill: stop as on Ctrl-C
-        raise KeyboardInterrupt
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, ended)
+    from .builder.execute import end_on_hangup
+    end_on_hangup()   # the terminal closed or a kill: stop as on Ctrl-C
     # Ctrl-C stops the server even where present was started with SIGINT ignored (by a
     # non-interactive shell's `&`, which Python then leaves ignored): it waited 30 s to be killed
     signal.signal(signal.SIGINT, signal.default_int_handler)

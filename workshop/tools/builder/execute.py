@@ -367,6 +367,15 @@ def psutil_children() -> list:
     return psutil.Process().children(recursive=True)
 
 
+def end_on_hangup() -> None:
+    """A kill or the terminal closed: end every process as Ctrl-C does (a KeyboardInterrupt
+    where the tool is, so its clean-up runs)."""
+    def ended(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, ended)
+
+
 def end_processes(procs, grace: float = 3.0) -> None:
     """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
     import psutil

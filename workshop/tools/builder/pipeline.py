@@ -69,7 +69,7 @@ class Build:
         self.results: dict[Path, execute.Result] = {}
 
     def run(self) -> int:
-        _end_on_hangup()
+        execute.end_on_hangup()
         if not self.check_environment():
             return 1
         self.check_inputs()
@@ -212,16 +212,6 @@ class Build:
             where.append(f"a copy's run{' and handouts' if self.pdf else ''} in "
                          f"{paths.short(handouts.COPIES)}/ (never handouts/)")
         return where
-
-
-def _end_on_hangup() -> None:
-    """A kill or the terminal closed: end every process as Ctrl-C does."""
-    import signal
-
-    def ended(signum, frame):
-        raise KeyboardInterrupt
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, ended)
 
 
 def _printer() -> Printer:
