@@ -72,6 +72,9 @@ def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
         for cell in slide.cells:
             if cell.cell_type == "code":
                 first = cell.source.split("\n")[0]
+                if "file_map(" in cell.source:   # the map is the slide, as in RISE: no call
+                    assert _norm("file_map(") not in text, f"“{slide.title}” prints the call"
+                    continue
                 assert _norm(first) in text, f"“{first}” missing from “{slide.title}”"
     whole = _norm("".join(pages))
     hidden = [c for c in nb.cells if "check" in nbs.tags(c) or nbs.slide_type(c) == "notes"]
@@ -235,6 +238,8 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
                         row = _loose(name.split(".")[-1])[:20]   # a method shows its own name
                         assert head in text and text.rfind(row) > text.find(head), (
                             f"“{slide.title}”: the map ends at “{name}”")
+                        # the map is the slide's picture, as in RISE: not under its call
+                        assert _loose("file_map(") not in text, f"“{slide.title}”: the call"
                         continue
                     assert _loose(last) in text, f"“{slide.title}”: output ends “{last}”"
 

@@ -469,6 +469,36 @@ def test_a_real_window_resize_refits_the_slide(real_window, presenting):
 
 
 @pytest.mark.browser
+def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, executed_decks):
+    # a file map is the slide's picture: the call that builds it (kit bookkeeping, 40% of the
+    # slide) shows until the presenter runs it, then gives way to the map (decks/rise.css)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## core.py", metadata={
+        "slideshow": {"slide_type": "slide"}}), nbformat.v4.new_code_cell(
+        'from workshop import file_map\nfile_map("jax._src.core", within=("Jaxpr", "Literal"),'
+        ' reads=["Jaxpr"])')]
+    path = executed_decks / "file-map.ipynb"
+    nbformat.write(nb, path)
+    url, session = open_deck(presenting["url"], path)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    shown = ("() => { const c = document.querySelector('.reveal section.present .jp-CodeCell');"
+             " const h = (q) => { const e = c.querySelector(q); return e ? "
+             "e.getBoundingClientRect().height : 0; }; return [h('.jp-Cell-inputWrapper'), "
+             "h('.workshop-filemap')]; }")
+    try:
+        page.goto(url)
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        call_px, map_px = page.evaluate(shown)
+        assert call_px > 20 and map_px == 0, "before its run the slide shows the call"
+        assert run_slide_cells(page, "file map") == ["[1]:"]
+        call_px, map_px = page.evaluate(shown)
+        assert call_px == 0 and map_px > 200, (call_px, map_px)
+    finally:
+        page.close()
+        close_session(presenting["url"], session)
+
+
+@pytest.mark.browser
 def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
                                                                   executed_decks):
     # Jupyter's output rate limit (which present keeps on, whatever a config says) stops the

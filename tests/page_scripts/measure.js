@@ -57,6 +57,10 @@
   for (const [k, t] of Object.entries(small)) out.push(`${k} type: "${t}"`);
   // a file map's rows: one face and one size throughout (the word class was twice the size)
   for (const map of sec.querySelectorAll('.workshop-filemap')) {
+    // the map is the slide's picture: the call that built it is not shown once it has run
+    const call = map.closest('.jp-CodeCell').querySelector('.jp-Cell-inputWrapper');
+    if (call && call.getBoundingClientRect().height > 0)
+      out.push(`a file map under its call: "${call.innerText.split('\n')[0].slice(0, 40)}"`);
     const px = parseFloat(getComputedStyle(map).fontSize), face = getComputedStyle(map).fontFamily;
     for (const el of map.querySelectorAll('div[title] *')) {   // (a row has its role as title)
       const cs = getComputedStyle(el);

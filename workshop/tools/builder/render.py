@@ -149,6 +149,7 @@ SLIDES_CSS = """
 .slide .workshop-shown > div { line-height: 1.25; }
 .slide .workshop-shown pre { padding: 2px 0; }
 .slide pre.code { margin-bottom: 5px; }   /* JupyterLab's gap between a cell and its output */
+.slide .cell:has(.workshop-filemap) > pre.code { display: none; }   /* as in RISE: the map */
 .slide .slide-credit { position: absolute; bottom: 34px; left: 30px; right: 48px; margin: 0;
                        font-size: 13px; color: #555; }
 """
