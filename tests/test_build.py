@@ -44,7 +44,9 @@ def gone(procs, within: float) -> list[int]:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+@pytest.mark.parametrize("sig", [signal.SIGINT] + [  # Ctrl-C always, the others in --full
+    pytest.param(s, marks=pytest.mark.robust) for s in (signal.SIGTERM, signal.SIGHUP,
+                                                        signal.SIGKILL)],
                          ids=["Ctrl-C", "SIGTERM", "terminal-closed", "SIGKILL"])
 def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     # Ctrl-C and a closed terminal signal the whole foreground group (the build, its workers,
@@ -93,6 +95,7 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
         assert second.returncode == 0 and "executing 1 notebook(s)" in rest, rest
 
 
+@pytest.mark.robust
 def test_a_copy_anywhere_builds_beside_the_kit_and_never_over_its_handouts(tmp_path):
     before = {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir() if p.is_file()}
     # named exactly like the kit's own deck and lab: the reuse flow copies without renaming
@@ -274,6 +277,7 @@ def test_the_build_reads_each_notebook_once(monkeypatch):
 BAD_FLAGS = {"XLA_FLAGS": "--xla_no_such_flag=1"}
 
 
+@pytest.mark.robust
 def test_xla_flags_that_abort_xla_are_one_line_in_build_doctor_and_tests(tmp_path):
     nb = tiny(tmp_path / "one.ipynb", "print(1)")
     p = wk("build", "--no-pdf", str(nb), env=BAD_FLAGS)
@@ -410,6 +414,7 @@ def test_corrupt_notebook_leaves_handouts_untouched(tmp_path):
     assert _snapshot() == before
 
 
+@pytest.mark.robust
 @pytest.mark.parametrize("home", [None, "/proc/sys"], ids=["HOME-unset", "HOME-read-only"])
 def test_a_build_and_doctor_with_home_unset_or_read_only_work_as_anywhere(tmp_path, home):
     # Jupyter's runtime files, IPython's and matplotlib's folders live under HOME; where it
@@ -443,6 +448,7 @@ def test_a_symlinked_handouts_folder_is_written_through_and_stays_a_link(tmp_pat
     assert sorted(p.name for p in target.iterdir()) == ["01.pdf"]
 
 
+@pytest.mark.robust
 def test_an_oversized_run_fails_the_build_and_prints_no_handout(tmp_path):
     # a 50 MB print: the cell is stopped at 4 MB, the build names it in one FAILED line, and
     # no reading handout is printed from a run that failed

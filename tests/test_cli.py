@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from workshop import PINNED_JAX, SetupError
 from workshop.devices import banner
 from workshop.tools import notebooks as nbs
@@ -89,6 +91,7 @@ def test_doctor_tries_the_slideshow_page_and_names_what_it_got(monkeypatch):
         "decks/01-run-it-first.ipynb: the page present opens answers 404 Not Found"
 
 
+@pytest.mark.robust
 def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():
     # an old console or PYTHONIOENCODING=ascii: the marks become ok/XX, and any other character
     # the tools print that the terminal cannot show becomes ?, never a UnicodeEncodeError
@@ -167,6 +170,7 @@ def _leftovers(kit) -> list[str]:
     return sorted(p.name for p in kit.glob(".venv.*"))
 
 
+@pytest.mark.robust
 def test_setup_killed_at_any_moment_keeps_the_working_venv_and_the_next_run_clears_up(tmp_path):
     # SIGKILLed mid-install, setup used to strand the working .venv in .venv.old.PID (1.2 GB)
     # and the next run put the half-built one in its place: now the new one is made beside it

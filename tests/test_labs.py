@@ -167,6 +167,7 @@ def test_j4_with_too_few_devices_says_restart(monkeypatch):
         assert not v.ok and "restart the kernel" in v.message, v
 
 
+@pytest.mark.robust
 def test_solution_works_from_a_non_editable_install(tmp_path):
     # `pip install .` copies the package, not exercises/: the solutions travel inside it
     import shutil
@@ -280,6 +281,7 @@ def test_a_check_puts_back_what_an_answer_changed_for_the_whole_kernel():
     monitoring._event_listeners[:] = original
 
 
+@pytest.mark.robust
 def test_l2_checks_hold_after_an_attendee_turned_x64_on():
     # jax.config.update("jax_enable_x64", True) in an earlier cell changes neither the check's
     # programs nor JAX's answers on them (made afresh here, in the check's own context): the
@@ -290,6 +292,7 @@ def test_l2_checks_hold_after_an_attendee_turned_x64_on():
     _x64_holds(l2, answers, ("q1", "q2", "q3", "q4"))
 
 
+@pytest.mark.robust
 def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monkeypatch,
                                                                              tmp_path, capsys):
     # a Python loop that never ends gets a verdict after the time limit; sys.exit and os._exit
@@ -357,6 +360,7 @@ def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monk
     assert "cannot stop" not in capsys.readouterr().err
 
 
+@pytest.mark.robust
 def test_a_check_stuck_inside_xla_says_to_restart_the_kernel(tmp_path):
     # a lax.while_loop that never ends runs in XLA, where neither the check's alarm nor
     # Jupyter's interrupt reaches: the attendee is told, once, what to do (a process of its
@@ -413,18 +417,21 @@ def test_j1_checks_hold_after_an_attendee_turned_x64_on():
     _x64_holds(j1, answers, ("q4",))
 
 
+@pytest.mark.robust
 def test_l5_checks_hold_after_an_attendee_turned_x64_on():
     from workshop.labs import l5
     from wrong_answers import l5 as answers
     _x64_holds(l5, answers, ("q2", "q4"))
 
 
+@pytest.mark.robust
 def test_j3_checks_hold_after_an_attendee_turned_x64_on():
     from workshop.labs import j3
     from wrong_answers import j3 as answers
     _x64_holds(j3, answers, ("q1", "q2", "q4"))   # q4 compares bytes exactly (x64: 4 more)
 
 
+@pytest.mark.robust
 def test_j3_seconds_that_a_burst_of_load_slowed_once_are_measured_again():
     # a busy machine only makes a call slower: a right measure whose 2 ms call one burst of
     # load caught (40 ms more, once) passes on the second measurement; the same answer caught
@@ -499,12 +506,14 @@ def test_j3_an_answer_that_leaves_a_flag_on_is_told_and_the_flag_put_back():
     assert not jax.config.jax_debug_nans
 
 
+@pytest.mark.robust
 def test_j2_checks_hold_after_an_attendee_turned_x64_on():
     from workshop.labs import j2
     from wrong_answers import j2 as answers
     _x64_holds(j2, answers, ("q3",))
 
 
+@pytest.mark.robust
 def test_j4_checks_hold_after_an_attendee_turned_x64_on():
     from workshop.labs import j4
     from wrong_answers import j4 as answers

@@ -92,6 +92,7 @@ def test_only_sections_the_whole_run_repeats_are_left_out():
     ("import time; time.sleep(30)", "timed out: the cell ran past 3 s"),
     ("import os; os._exit(3)", "the kernel died while the cell ran"),
 ])
+@pytest.mark.robust
 def test_a_hung_cell_times_out_and_a_dead_kernel_is_named(monkeypatch, tmp_path, code, says):
     import time
 
@@ -171,6 +172,7 @@ def test_a_run_that_leaves_files_in_its_temp_folder_fails_and_they_go(tmp_path, 
     assert os.listdir(mine) == []   # the run's folder, and what was left in it, are gone
 
 
+@pytest.mark.robust
 def test_a_long_traceback_and_a_500_cell_notebook_run_whole(tmp_path):
     # nbclient takes about 9 ms a cell here (a 5 000-cell notebook ran in 47 s): 500 prove the
     # same in a tenth of the time

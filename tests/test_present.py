@@ -498,6 +498,7 @@ def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, e
         close_session(presenting["url"], session)
 
 
+@pytest.mark.robust
 @pytest.mark.browser
 def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
                                                                   executed_decks):
@@ -761,6 +762,7 @@ def _kernel_processes(kernel_id: str) -> list[int]:
     return pids
 
 
+@pytest.mark.robust
 def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
     # SIGTERM (a kill), SIGHUP (the terminal closed) and SIGKILL (a kill -9, which runs none of
     # present's clean-up: the server sees its parent gone and stops itself), three servers at
@@ -891,6 +893,7 @@ def _read_only_works() -> bool:
     return p.returncode == 0
 
 
+@pytest.mark.robust
 def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
     if not _read_only_works():
         pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
@@ -948,6 +951,7 @@ def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):
         assert stop_present(proc) == 0
 
 
+@pytest.mark.robust
 def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
     # /tmp read-only (a locked-down machine): Python's tempfile takes the next writable place
     # (/var/tmp), and the kernels, the server and the build follow it
@@ -982,6 +986,7 @@ def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
         assert stop_present(proc) == 0
 
 
+@pytest.mark.robust
 def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_was():
     # the presenter rebuilds the deck on show (`build --force`): the build runs a copy in a
     # kernel of its own; the slideshow's kernel and server go on; the deck's bytes are unchanged
