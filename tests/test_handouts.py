@@ -260,8 +260,13 @@ def test_every_lab_sheet_prints_the_source_its_tasks_ask_to_read(runs, lab):
         first = next((line for line in text.split("\n") if line.strip()), "")
         asked += 1
         assert _loose(first)[:40] in sheet, f"{lab.stem}: the sheet lacks “{first[:60]}”"
-    if lab.stem.startswith("J2"):
-        assert asked and "deftrain_buggy(" in sheet
+    if lab.stem.startswith("J2"):   # the loop, what it calls, its losses, the six suspects
+        assert asked and all(f"def{f}(" in sheet for f in ("train_buggy", "schedule", "mse_step"))
+        given = [o for c in executed.cells if c.source.startswith("for name, what")
+                 or c.source.endswith("[round(v, 3) for v in losses]")
+                 for o in c.get("outputs", [])]
+        assert len(given) >= 2 and all(_loose(render.clean(o.get("text") or o["data"][
+            "text/plain"])).split("\n")[0][:30] in sheet for o in given), given
 
 
 # What is the author's, never the reader's: build diagnostics, the hint to see more, machine

@@ -73,19 +73,45 @@ def solutions_text() -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def _names_defined(source: str) -> set[str]:
+def _names_made(source: str) -> set[str]:
+    """The names a cell leaves in the kernel: what its top level defines, assigns or imports
+    (a name local to one of its functions, lambdas or comprehensions is gone after the cell)."""
     import ast
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+              ast.SetComp, ast.DictComp, ast.GeneratorExp)
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, scopes):
+                if not isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                          ast.GeneratorExp)):
+                    out.add(child.name)
+                continue
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                out.add(child.id)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).split(".")[0] for a in child.names)
+            visit(child)
+    visit(tree)
     return out
+
+
+def _names_read(source: str) -> set[str]:
+    """The names a cell reads that it does not make itself; every word of it when it does not
+    parse (the cautious answer: fewer outputs given)."""
+    import ast
+    import re
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(re.findall(r"[A-Za-z_]\w*", source))
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return read - _names_made(source)
 
 
 def with_given_outputs(sheet, executed):
@@ -99,7 +125,7 @@ def with_given_outputs(sheet, executed):
     if len(solution) != len(sheet.cells):
         raise errors.KitError("the attendee copy does not match its solution: run "
                               "python -m workshop labs")
-    answers = set().union(*(_names_defined(c.source) for c in solution if BEGIN in c.source))
+    answers = set().union(*(_names_made(c.source) for c in solution if BEGIN in c.source))
     out = copy.deepcopy(sheet)
     giving = True   # before the first task: the lab's material, to read
     for mine, ran in zip(out.cells, solution):
@@ -108,8 +134,7 @@ def with_given_outputs(sheet, executed):
         elif BEGIN in ran.source or re.search(r"^q\d\.check\(", ran.source, re.M):
             giving = False
         elif giving and mine.cell_type == "code" and ran.get("outputs"):
-            used = {m for m in re.findall(r"[A-Za-z_]\w*", mine.source)}
-            if not used & answers and not any(o.get("output_type") == "error"
+            if not _names_read(mine.source) & answers and not any(o.get("output_type") == "error"
                                               for o in ran.outputs):
                 mine.outputs = copy.deepcopy(ran.outputs)
     return out
