@@ -1,6 +1,7 @@
 """Handouts: current, one page per slide, legible, bookmarked, offline, deterministic."""
 from __future__ import annotations
 
+import copy
 import os
 import re
 import subprocess
@@ -242,6 +243,27 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
                         assert _loose("file_map(") not in text, f"“{slide.title}”: the call"
                         continue
                     assert _loose(last) in text, f"“{slide.title}”: output ends “{last}”"
+
+
+def test_a_lab_sheet_withholds_only_outputs_near_an_answers_names():
+    # an output is given unless its cell reads, or makes again, a name an answer leaves in the
+    # kernel; an answer's locals, a loop's names and an f-string's format are not such names
+    from workshop.tools import labgen
+    out = lambda text: [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    code = lambda src, text=None: nbformat.v4.new_code_cell(src, outputs=out(text) if text
+                                                           else [])
+    solution = nbformat.v4.new_notebook(cells=[
+        code("for name, what in CAUSES.items():\n    print(f'{name:14s} {what}')", "suspects"),
+        code("losses = train(1)\n[round(v, 3) for v in losses]", "losses"),
+        code("fixed(2)", "gives fixed away"), code("causes = {1}\ncauses", "remakes causes"),
+        nbformat.v4.new_markdown_cell("## Task 1 · Fix it"),
+        code("def fixed(x):\n    ### BEGIN SOLUTION\n    name = s = v = x\n    return x\n"
+             "    ### END SOLUTION\ncauses = {2}")])
+    sheet = copy.deepcopy(solution)
+    for c in sheet.cells:
+        c.pop("outputs", None) if c.cell_type == "markdown" else c.update(outputs=[])
+    given = labgen.with_given_outputs(sheet, solution)
+    assert [bool(c.get("outputs")) for c in given.cells[:4]] == [True, True, False, False]
 
 
 @pytest.mark.parametrize("lab", nbs.lab_sources(), ids=lambda p: p.stem)

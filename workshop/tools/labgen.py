@@ -134,7 +134,9 @@ def with_given_outputs(sheet, executed):
         elif BEGIN in ran.source or re.search(r"^q\d\.check\(", ran.source, re.M):
             giving = False
         elif giving and mine.cell_type == "code" and ran.get("outputs"):
-            if not _names_read(mine.source) & answers and not any(o.get("output_type") == "error"
+            # (a name an answer leaves that this cell also makes counts: it may be the answer's)
+            near = _names_read(mine.source) | _names_made(mine.source)
+            if not near & answers and not any(o.get("output_type") == "error"
                                               for o in ran.outputs):
                 mine.outputs = copy.deepcopy(ran.outputs)
     return out
