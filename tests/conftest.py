@@ -208,6 +208,13 @@ def pytest_collection_modifyitems(config, items):
             items[:] = [item for item in items if not item.get_closest_marker("robust")]
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    # (under xdist the workers leave the robust tests out, and the summary does not count them)
+    if not _is_worker(config) and _whole_suite(config) and not FULL:
+        terminalreporter.write_line("the robust tests were left out (the quick run): "
+                                    "scripts/test -m robust runs them, scripts/test --full all")
+
+
 @pytest.hookimpl(trylast=True)   # after -k and -m deselect: only the selected tests' runs
 def pytest_collection_finish(session):
     for item in session.items:

@@ -17,6 +17,7 @@ from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import handouts, inputs, pdfinfo, render
 from workshop.tools.builder.printer import Overflow, Printer
+from workshop.tools.errors import KitError
 
 SOURCES = nbs.all_notebooks()
 
@@ -264,6 +265,14 @@ def test_a_lab_sheet_withholds_only_outputs_near_an_answers_names():
         c.pop("outputs", None) if c.cell_type == "markdown" else c.update(outputs=[])
     given = labgen.with_given_outputs(sheet, solution)
     assert [bool(c.get("outputs")) for c in given.cells[:4]] == [True, True, False, False]
+    # what an answer leaves also through `global`, a comprehension's :=, a magic's line
+    assert labgen._names_made("def f():\n    global model\n    model = 1") == {"f", "model"}
+    assert labgen._names_made("best = [y := i for i in range(3)]") == {"best", "y"}
+    assert {"x"} <= labgen._names_made("%time x = 1") and "x" in labgen._names_read("%%time\nx")
+    broken = copy.deepcopy(solution)
+    broken.cells[-1].source = "def fixed(x:\n    ### BEGIN SOLUTION"
+    with pytest.raises(KitError, match="an answer cell does not parse"):
+        labgen.with_given_outputs(sheet, broken)
 
 
 @pytest.mark.parametrize("lab", nbs.lab_sources(), ids=lambda p: p.stem)

@@ -73,24 +73,50 @@ def solutions_text() -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def _names_made(source: str) -> set[str]:
-    """The names a cell leaves in the kernel: what its top level defines, assigns or imports
-    (a name local to one of its functions, lambdas or comprehensions is gone after the cell)."""
+def _tree(source: str):
+    """A cell's syntax tree, IPython's magics and shell lines made Python first; None when it
+    still does not parse."""
     import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
     try:
-        tree = ast.parse(source)
+        return ast.parse(TransformerManager().transform_cell(source))
     except SyntaxError:
-        return set()
-    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
-              ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        return None
+
+
+def _words(source: str) -> set[str]:
+    """Every name-like word of a cell's magic and shell lines (what they run is a string to
+    Python: the cautious answer is that they make and read every word)."""
+    import re
+    cell_magic = source.lstrip().startswith("%%")   # (its whole body is the magic's string)
+    return {w for line in source.splitlines()
+            if cell_magic or line.lstrip().startswith(("%", "!"))
+            for w in re.findall(r"[A-Za-z_]\w*", line)}
+
+
+def _names_made(source: str) -> set[str] | None:
+    """The names a cell leaves in the kernel: what its top level defines, assigns or imports,
+    and what its functions declare `global` or a comprehension's `:=` binds (a name local to a
+    function, lambda or comprehension is gone after the cell). None when it does not parse."""
+    import ast
+    tree = _tree(source)
+    if tree is None:
+        return None
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    comprehensions = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
     out = set()
 
     def visit(node):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, scopes):
-                if not isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                                          ast.GeneratorExp)):
-                    out.add(child.name)
+            if isinstance(child, functions):
+                out.update(getattr(child, "name", None) and [child.name] or [])
+                out.update(n for g in ast.walk(child) if isinstance(g, ast.Global)
+                           for n in g.names)
+                continue
+            if isinstance(child, comprehensions):
+                out.update(w.target.id for w in ast.walk(child)
+                           if isinstance(w, ast.NamedExpr))
                 continue
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                 out.add(child.id)
@@ -98,7 +124,7 @@ def _names_made(source: str) -> set[str]:
                 out.update((a.asname or a.name).split(".")[0] for a in child.names)
             visit(child)
     visit(tree)
-    return out
+    return out | _words(source)
 
 
 def _names_read(source: str) -> set[str]:
@@ -106,26 +132,30 @@ def _names_read(source: str) -> set[str]:
     parse (the cautious answer: fewer outputs given)."""
     import ast
     import re
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _tree(source)
+    if tree is None:
         return set(re.findall(r"[A-Za-z_]\w*", source))
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return read - _names_made(source)
+    return (read - _names_made(source)) | _words(source)
 
 
 def with_given_outputs(sheet, executed):
     """The attendee sheet with the outputs a task gives the attendee to read (a function's
     source, a refusal), taken from the executed solution: the cells before the first task (the
     lab's own material: the code its tasks ask to read) and, in each task, the cells between
-    its heading and its first answer cell, unless they use a name some answer defines (their
-    output would give an answer away). Everything else stays without outputs."""
+    its heading and its first answer cell, unless they read or make a name an answer leaves in
+    the kernel (their output could give the answer away). Everything else stays without
+    outputs."""
     import re
     solution = [c for c in executed.cells if "check" not in nbs.tags(c)]
     if len(solution) != len(sheet.cells):
         raise errors.KitError("the attendee copy does not match its solution: run "
                               "python -m workshop labs")
-    answers = set().union(*(_names_made(c.source) for c in solution if BEGIN in c.source))
+    made = [(_names_made(c.source), c) for c in solution if BEGIN in c.source]
+    bad = next((c for names, c in made if names is None), None)
+    if bad is not None:   # (its names unknown, any output could give it away)
+        raise errors.KitError(f"an answer cell does not parse: {bad.source.splitlines()[0]!r}")
+    answers = set().union(*(names for names, _ in made))
     out = copy.deepcopy(sheet)
     giving = True   # before the first task: the lab's material, to read
     for mine, ran in zip(out.cells, solution):
@@ -135,7 +165,7 @@ def with_given_outputs(sheet, executed):
             giving = False
         elif giving and mine.cell_type == "code" and ran.get("outputs"):
             # (a name an answer leaves that this cell also makes counts: it may be the answer's)
-            near = _names_read(mine.source) | _names_made(mine.source)
+            near = _names_read(mine.source) | (_names_made(mine.source) or set())
             if not near & answers and not any(o.get("output_type") == "error"
                                               for o in ran.outputs):
                 mine.outputs = copy.deepcopy(ran.outputs)
