@@ -268,7 +268,7 @@ def test_a_lab_sheet_withholds_only_outputs_near_an_answers_names():
     # what an answer leaves also through `global`, a comprehension's :=, a magic's line
     assert labgen._names_made("def f():\n    global model\n    model = 1") == {"f", "model"}
     assert labgen._names_made("best = [y := i for i in range(3)]") == {"best", "y"}
-    assert {"x"} <= labgen._names_made("%time x = 1") and "x" in labgen._names_read("%%time\nx")
+    assert {"x"} <= labgen._names_made("%time x = 1") and "x" in labgen._names_near("%%time\nx")
     broken = copy.deepcopy(solution)
     broken.cells[-1].source = "def fixed(x:\n    ### BEGIN SOLUTION"
     with pytest.raises(KitError, match="an answer cell does not parse"):

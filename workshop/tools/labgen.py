@@ -110,7 +110,8 @@ def _names_made(source: str) -> set[str] | None:
     def visit(node):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, functions):
-                out.update(getattr(child, "name", None) and [child.name] or [])
+                if not isinstance(child, ast.Lambda):
+                    out.add(child.name)
                 out.update(n for g in ast.walk(child) if isinstance(g, ast.Global)
                            for n in g.names)
                 continue
@@ -127,16 +128,17 @@ def _names_made(source: str) -> set[str] | None:
     return out | _words(source)
 
 
-def _names_read(source: str) -> set[str]:
-    """The names a cell reads that it does not make itself; every word of it when it does not
-    parse (the cautious answer: fewer outputs given)."""
+def _names_near(source: str) -> set[str]:
+    """The names a cell reads or makes (one an answer leaves that the cell makes again may be
+    the answer's); every word of it when it does not parse (the cautious answer: fewer outputs
+    given)."""
     import ast
     import re
     tree = _tree(source)
     if tree is None:
         return set(re.findall(r"[A-Za-z_]\w*", source))
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return (read - _names_made(source)) | _words(source)
+    return read | _names_made(source)
 
 
 def with_given_outputs(sheet, executed):
@@ -164,9 +166,7 @@ def with_given_outputs(sheet, executed):
         elif BEGIN in ran.source or re.search(r"^q\d\.check\(", ran.source, re.M):
             giving = False
         elif giving and mine.cell_type == "code" and ran.get("outputs"):
-            # (a name an answer leaves that this cell also makes counts: it may be the answer's)
-            near = _names_read(mine.source) | (_names_made(mine.source) or set())
-            if not near & answers and not any(o.get("output_type") == "error"
+            if not _names_near(mine.source) & answers and not any(o.get("output_type") == "error"
                                               for o in ran.outputs):
                 mine.outputs = copy.deepcopy(ran.outputs)
     return out
