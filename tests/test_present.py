@@ -24,7 +24,7 @@ import nbformat
 import pytest
 from conftest import tiny
 
-from workshop.tools import browser, paths, talk
+from workshop.tools import browser, paths, rehearse, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.paths import page_script
 from workshop.tools.present import call, free_port, session_for
@@ -205,7 +205,9 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     """Each code cell of the present slide, from the slideshow: click into it, Ctrl-Enter (runs
     it and stays on the slide), as the presenter does, one after the other. The prompt is set
     to a mark before each press, so a keypress the page dropped is told from a run, also for a
-    cell that ran before (scripts/soak's restart). Returns the prompts the cells end with."""
+    cell that ran before (scripts/soak's restart). Returns the prompts the cells end with. (The
+    prompt is looked at every 50 ms: deck 01 has 56 cells, and at 200 ms the waits alone were
+    some 15 s of its run.)"""
     cells = page.query_selector_all(
         ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
     prompts = []
@@ -220,14 +222,14 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
             try:
                 page.wait_for_function(
                     "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
-                    " !== '[pressed]:'", arg=cell, timeout=10_000, polling=200)
+                    " !== '[pressed]:'", arg=cell, timeout=10_000, polling=50)
                 break
             except Exception:
                 continue
         try:
             page.wait_for_function(
                 "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
-                arg=cell, timeout=timeout, polling=200)
+                arg=cell, timeout=timeout, polling=50)
         except Exception:
             page.screenshot(path=str(SHOTS / f"{where.replace(' ', '-')}-not-run.png"))
             first = editor.inner_text().split("\n")[0]
@@ -585,14 +587,29 @@ UPCOMING_JS = """() => {
 }"""
 
 
-def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenting):
-    # T opens Reveal's notes window. Before workshop.tools.present_extension it showed each note twice
-    # (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at the
-    # first slide, sent the slideshow back to slide 1
+# the notes window's two previews are RISE pages of their own: each has shown its slide (Reveal
+# ready, the kit's page script no longer holding it back) once this is true
+PREVIEWS_JS = """() => { const f = [...document.querySelectorAll('iframe')];
+  return f.length >= 2 && f.every(x => { const d = x.contentDocument;
+    return d && d.querySelector('.reveal.ready .slides section.present') &&
+      !d.documentElement.classList.contains('workshop-waiting'); }); }"""
+
+
+def test_the_notes_window_shows_the_present_slides_notes_once_and_paces_the_talk(chromium,
+                                                                                 presenting):
+    # T opens Reveal's notes window. Before workshop.tools.present_extension it showed each note
+    # twice (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at
+    # the first slide, sent the slideshow back to slide 1. And reveal.js's own pacing is on:
+    # each slide carries its planned seconds (the kit's talk-time estimate), the notes window
+    # says the time left against the plan, and each slide's notes start with its plan line
     nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
+    plan = rehearse.page_plan(nb)
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     page.goto(presenting["url"])
     page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    page.wait_for_function("(t) => [...document.querySelectorAll('.reveal .slides "
+                           "section:not(.stack)')].map(s => +s.dataset.timing).join() === t",
+                           arg=",".join(map(str, plan["timing"])), timeout=30_000)
     number = lambda: page.inner_text(".reveal .slide-number").replace(" ", "")
     page.evaluate(NEXT_JS)
     page.wait_for_function("() => document.querySelector('.reveal .slide-number')"
@@ -607,7 +624,9 @@ def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenti
     notes.wait_for_function(f"() => {{ const v = document.querySelector('{value}');"
                             " return v && v.innerText.trim(); }", timeout=60_000, polling=250)
     filled = time.monotonic() - t0
-    notes.wait_for_timeout(4_000)          # the previews load and report their own slide
+    # the previews load and report their own slide (they sent the slideshow back as they did)
+    notes.wait_for_function(PREVIEWS_JS, timeout=60_000, polling=250)
+    notes.wait_for_timeout(500)
     shown = " ".join(notes.inner_text(value).split())
     starts = lambda k: [" ".join(re.sub(r"[*`]", "", n).split()[:8])   # as rendered
                         for n in _notes_of_slide(nb, k)]
@@ -627,7 +646,25 @@ def test_the_notes_window_shows_the_present_slides_notes_once(chromium, presenti
     notes.wait_for_function(f"(w) => document.querySelector('{value}').innerText"
                             ".replace(/\\s+/g, ' ').includes(w)", arg=starts(3)[0],
                             timeout=15_000, polling=250)
-    print(f"notes window filled in {filled:.1f} s")
+    # PACING on slide 3: shown, ahead or on track, and the time left to the end of the slide
+    # is its planned end less the time since T; the slide's plan line atop its notes
+    k = 3
+    notes.wait_for_function("() => { const p = document.querySelector('.speaker-controls-time "
+                            ".pacing'); return p && getComputedStyle(p).display !== 'none' && "
+                            "/ahead|on-track|behind/.test(p.className) && "
+                            "/\\d/.test(p.innerText); }", timeout=60_000, polling=250)
+    line = plan["lines"][k - 1]
+    assert re.search(r"this slide \d+:\d\d · done by \d+:\d\d of \d+:\d\d", line), line
+    notes.wait_for_function(f"(t) => document.querySelector('{value}').innerText"
+                            ".replace(/\\s+/g, ' ').includes(t)", arg=line,
+                            timeout=30_000, polling=250)
+    left = notes.inner_text(".speaker-controls-time .pacing").replace("\n", "")
+    h, m, s = (abs(int(x)) for x in re.findall(r"-?\d+", left)[:3])
+    planned_end = sum(plan["timing"][:k])
+    assert planned_end - 150 <= h * 3600 + m * 60 + s <= planned_end, (left, planned_end)
+    pace = notes.get_attribute(".speaker-controls-time .pacing", "class")
+    assert "ahead" in pace or "on-track" in pace, pace
+    print(f"notes window filled in {filled:.1f} s; pacing {left.strip()}; {line}")
     notes.close()
     page.close()
 

@@ -1,6 +1,6 @@
-"""The presenter's tools in a real headless Chromium: reveal.js's pacing in the notes window
-(each slide's planned time from the kit's estimate) and `present --rehearse`'s report after a
-scripted run through a few slides. One `present 01 --rehearse` server for both."""
+"""The presenter's tools: `present --rehearse`'s report after a scripted run through a few
+slides in a real headless Chromium, and the report's sums. (reveal.js's pacing in the notes
+window is proven with the notes window, in test_present.py: every present server has it.)"""
 from __future__ import annotations
 
 import json
@@ -72,45 +72,6 @@ def _events(log) -> list[int]:
 
 
 @pytest.mark.browser
-def test_the_notes_window_paces_the_talk_against_the_plan(chromium, rehearsing):  # noqa: F811
-    nb = nbs.read(DECK)
-    plan = rehearse.page_plan(nb)
-    k = 3                                   # a known slide: its planned time, and the total
-    page = _open(chromium, rehearsing["url"])
-    # reveal's own pacing is on: each slide carries its planned seconds, totalTime is set
-    page.wait_for_function("(t) => [...document.querySelectorAll('.reveal .slides "
-                           "section:not(.stack)')].map(s => +s.dataset.timing).join() === t",
-                           arg=",".join(map(str, plan["timing"])), timeout=30_000)
-    for n in range(2, k + 1):
-        _go(page, n)
-    page.mouse.click(640, 700)
-    page.keyboard.press("Escape")
-    with page.context.expect_page(timeout=15_000) as popup:
-        page.keyboard.press("t")
-    notes = popup.value
-    notes.wait_for_function("() => { const p = document.querySelector('.speaker-controls-time "
-                            ".pacing'); return p && getComputedStyle(p).display !== 'none' && "
-                            "/ahead|on-track|behind/.test(p.className) && "
-                            "/\\d/.test(p.innerText); }", timeout=60_000, polling=250)
-    line = plan["lines"][k - 1]
-    notes.wait_for_function("(t) => document.querySelector('.speaker-controls-notes .value')"
-                            ".innerText.replace(/\\s+/g, ' ').includes(t)", arg=line,
-                            timeout=90_000, polling=250)
-    title = notes.inner_text(".speaker-controls-time .pacing-title")
-    left = notes.inner_text(".speaker-controls-time .pacing").replace("\n", "")
-    # PACING: time left to the end of slide k = its planned end less the time since T
-    h, m, s = (abs(int(x)) for x in re.findall(r"-?\d+", left)[:3])
-    planned_end = sum(plan["timing"][:k])
-    assert planned_end - 150 <= h * 3600 + m * 60 + s <= planned_end, (left, planned_end)
-    pace = notes.get_attribute(".speaker-controls-time .pacing", "class")
-    assert "ahead" in pace or "on-track" in pace, pace
-    assert re.search(r"this slide \d+:\d\d · done by \d+:\d\d of \d+:\d\d", line)
-    print(f"notes window: {title.strip()} {left.strip()}; {line}")
-    notes.close()
-    page.close()
-
-
-@pytest.mark.browser
 def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: F811
     log = rehearsing["log"]
     page = _open(chromium, rehearsing["url"])
@@ -121,13 +82,12 @@ def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: 
     assert _events(log)[-1:] == [1], _events(log)
     before = len(_events(log))
     for n in (2, 3, 4):
-        page.wait_for_timeout(1500 if n != 3 else 4000)   # the time on a slide is the point
+        page.wait_for_timeout(300)   # (the report gives minutes: any time on a slide counts)
         _go(page, n)
         end = time.monotonic() + 15
         while _events(log)[-1:] != [n] and time.monotonic() < end:
             time.sleep(0.2)
     assert _events(log)[before - 1:] == [1, 2, 3, 4]
-    page.wait_for_timeout(1000)
     page.close()
     p = rehearsing["proc"]
     assert stop_present(p) == 0
