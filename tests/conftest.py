@@ -199,20 +199,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if fixtures & {"chromium", "printer"}:
             item.add_marker(pytest.mark.browser)
-    # the quick suite (scripts/test) leaves out the tests that the kit survives the rare; they
-    # run with --full, with -m robust (CI runs them after the quick suite), or named one by one
+    # the quick suite (scripts/test) leaves out the tests that the kit survives the rare, and
+    # the classroom hub's (they run only as root); they run with --full, with -m robust or
+    # -m hub (CI runs both after the quick suite), or named one by one
     if _whole_suite(config) and not FULL:
-        rare = [item for item in items if item.get_closest_marker("robust")]
+        rare = [item for item in items if item.get_closest_marker("robust")
+                or item.get_closest_marker("hub")]
         if rare:
             config.hook.pytest_deselected(items=rare)
-            items[:] = [item for item in items if not item.get_closest_marker("robust")]
+            left_out = set(rare)
+            items[:] = [item for item in items if item not in left_out]
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    # (under xdist the workers leave the robust tests out, and the summary does not count them)
+    # (under xdist the workers leave them out, and the summary does not count them)
     if not _is_worker(config) and _whole_suite(config) and not FULL:
-        terminalreporter.write_line("the robust tests were left out (the quick run): "
-                                    "scripts/test -m robust runs them, scripts/test --full all")
+        terminalreporter.write_line("the robust and hub tests were left out (the quick run): "
+                                    "scripts/test -m 'robust or hub' runs them, "
+                                    "scripts/test --full all")
 
 
 @pytest.hookimpl(trylast=True)   # after -k and -m deselect: only the selected tests' runs
