@@ -295,7 +295,7 @@ def _made(fn, params, x):
     executable or how it times it, not in how it compiles it (the two whose mistake is timing a
     compile compile their own), and a compile of the 4-block gradient took 0.4 s a time."""
     leaves, tree = jax.tree.flatten((params, x))
-    key = (fn, tree, tuple((a.shape, str(a.dtype)) for a in leaves),
+    key = (fn, tree, tuple(map(jax.typeof, leaves)),   # (shape, dtype, weak type, sharding)
            tuple(sorted((k, repr(v)) for k, v in jax.config.values.items())))
     if key not in _MADE:
         lowered = jax.jit(fn).lower(params, x)
