@@ -44,7 +44,7 @@ def gone(procs, within: float) -> list[int]:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT] + [  # Ctrl-C always, the others in --full
+@pytest.mark.parametrize("sig", [signal.SIGINT] + [  # Ctrl-C always, the others -m robust
     pytest.param(s, marks=pytest.mark.robust) for s in (signal.SIGTERM, signal.SIGHUP,
                                                         signal.SIGKILL)],
                          ids=["Ctrl-C", "SIGTERM", "terminal-closed", "SIGKILL"])

@@ -364,7 +364,6 @@ def test_the_attendees_run_the_hubs_own_environment(room):
         assert exe.startswith(HOME["WORKSHOP_HUB_HOME"] + "/venv/"), exe
 
 
-@pytest.mark.robust
 def test_hub_load_reports_the_figures_of_the_sizing_table():
     # the benchmark at the suite's size: two attendees at once, through the same login, API and
     # websockets; its users are gone afterwards
@@ -398,7 +397,6 @@ def test_hub_load_bad_input_is_one_line(args, says):
     assert r.returncode == 2 and r.stderr.startswith(says) and r.stderr.count("\n") == 1, r.stderr
 
 
-@pytest.mark.robust
 def test_a_changed_kit_is_installed_into_the_environment_in_place(room, monkeypatch):
     # after a `git pull` that changed the kit but not the lock, the hub starts in seconds: the
     # attendees' packages stay, the kit and the materials are installed again

@@ -306,9 +306,15 @@ def _made(fn, params, x):
 _GRADS: dict = {}
 
 
+def _grad_made(loss, params, x):
+    """_made of jax.grad(loss) (one jax.grad per loss: the memo's key)."""
+    if loss not in _GRADS:
+        _GRADS[loss] = jax.grad(loss)
+    return _made(_GRADS[loss], params, x)
+
+
 def _grad_exe(loss, params, x):
-    grad = _GRADS.setdefault(loss, jax.grad(loss))   # (one jax.grad per loss: the memo's key)
-    return _made(grad, params, x)[1]
+    return _grad_made(loss, params, x)[1]
 
 
 def _timed(c, params, x, wait=True):
@@ -341,7 +347,7 @@ def _measure_forward_flops(loss, params, x):   # gradient's memory, the loss's f
 def _measure_with(field="temp_size_in_bytes", flops=lambda c, lo: c.cost_analysis()["flops"],
                   seconds=None, wait=True, compile_inside=False, order=(0, 1, 2)):
     def measure(loss, params, x):
-        lowered, c = _made(_GRADS.setdefault(loss, jax.grad(loss)), params, x)
+        lowered, c = _grad_made(loss, params, x)
         temp = getattr(c.memory_analysis(), field)
         f = flops(c, lowered)
         if seconds is not None:
