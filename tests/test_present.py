@@ -213,16 +213,20 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     prompts = []
     for cell in cells:
         editor = cell.query_selector(".cm-content")
-        for _ in range(3):   # a keypress the page dropped (focus still moving after a slide
+        # a keypress the page dropped (focus still moving after a slide change) leaves the mark:
+        # press again, as a presenter would. A press that counts changes the prompt at once
+        # (JupyterLab marks the cell running before it sends it); deck 01 drops one or two of
+        # its 56 (on slides 13, 18, 20 or 22 here), and a 10 s wait for each was 10–20 s a run
+        for _ in range(3):
             cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
-                          " '[pressed]:'; }")     # change) leaves the mark: press again, as
-            editor.scroll_into_view_if_needed()   # a presenter would
+                          " '[pressed]:'; }")
+            editor.scroll_into_view_if_needed()
             editor.click(force=True)
             page.keyboard.press("Control+Enter")
             try:
                 page.wait_for_function(
                     "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
-                    " !== '[pressed]:'", arg=cell, timeout=10_000, polling=50)
+                    " !== '[pressed]:'", arg=cell, timeout=5_000, polling=50)
                 break
             except Exception:
                 continue
