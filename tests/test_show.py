@@ -6,6 +6,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from workshop import (
@@ -233,6 +234,47 @@ def test_a_graphs_boxes_are_ordered_so_that_no_edges_cross_or_touch():
     # a touch counts: two routes that meet at one point (not at a box they share)
     assert dataflow._meet((0, 0), (10, 0), (10, 0), (10, 10))
     assert not dataflow._meet((0, 0), (10, 0), (0, 5), (10, 5))
+
+
+def test_crossings_counts_what_meet_says_pair_by_pair():
+    # crossings tests every segment against every other at once (numpy); _meet is the one-pair
+    # test it must agree with, on graphs drawn both ways and in many orders of their boxes
+    import itertools
+
+    from workshop import dataflow
+    from workshop.artefacts import jaxpr_graph
+
+    def by_pairs(g, lay, down):
+        lines = [(e, dataflow._polyline(*lay.route(e), down)) for e in g.edges]
+        return sum(any(dataflow._meet(p, q, r, s) for p, q in zip(a, a[1:])
+                       for r, s in zip(b, b[1:]))
+                   for i, (e, a) in enumerate(lines) for f, b in lines[i + 1:]
+                   if not {e[0], e[1]} & {f[0], f[1]})
+
+    # every pair of segments between points of a grid: crossing, touching at an end, a T,
+    # running along each other, parallel, apart, and 0.5 px apart (10.5: _meet's tolerance)
+    grid = [(x, y) for x in (0.0, 5.0, 10.0, 10.5) for y in (0.0, 5.0, 10.0)]
+    segs = [(p, q) for p in grid for q in grid if p != q]
+    met = dataflow._meets(np.array([(*p, *q) for p, q in segs]))
+    assert [[bool(m) for m in row] for row in met] == \
+        [[dataflow._meet(p, q, r, s) for r, s in segs] for p, q in segs]
+    assert 0 < met.sum() < met.size
+    seen = []
+    for f, args in [(lambda x, y: jnp.sin(jnp.cos(jnp.exp(x))) * y + x, (1.0, 2.0)),
+                    (lambda x, y: (jnp.cos(x) * 3.0 + y, x.sum(), jnp.sin(y) * x),
+                     (jnp.ones(3), 2.0)),
+                    (lambda x, y: jnp.sin(jnp.cos(x) * jnp.exp(y)) + x, (1.0, 2.0))]:
+        g = jaxpr_graph(jax.make_jaxpr(f)(*args).jaxpr)
+        sizes = [len(c) for c in g.columns]
+        orders = itertools.product(*[itertools.permutations(range(n)) for n in sizes[:-1]])
+        for order in itertools.islice(orders, 40):
+            h = dataflow._reordered(g, [list(o) for o in order] + [list(range(sizes[-1]))])
+            for down, lay_of in ((False, lambda h: dataflow._layout_right(h, 110, 44, 34)),
+                                 (True, lambda h: dataflow._layout_down(h, 34, 0))):
+                lay = lay_of(h)
+                seen.append(dataflow.crossings(h, lay, down))
+                assert seen[-1] == by_pairs(h, lay, down), (f, order, down)
+    assert len(seen) > 80 and max(seen) >= 3 and 0 in seen, seen   # orders that cross, and not
 
 
 def test_graph_names_what_the_printed_jaxpr_names():

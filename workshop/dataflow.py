@@ -7,6 +7,8 @@ import inspect
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import svg
 from .artefacts import JaxprGraph, check_split, jaxpr_graph, printer_names
 from .palette import FILL, HERE, INK, LATER, LATER_FILL, PAPER, TEXT
@@ -179,17 +181,39 @@ def _meet(p, q, r, s) -> bool:
                ((d1, r, s, p), (d2, r, s, q), (d3, p, q, r), (d4, p, q, s)))
 
 
+def _meets(segs: np.ndarray) -> np.ndarray:
+    """_meet of every segment against every other at once: segs is an (n, 4) array of
+    (px, py, qx, qy); entry [i, j] says whether segments i and j share a point. The same
+    arithmetic as _meet, in the same order, so the same answers."""
+    px, py, qx, qy = (segs[:, k] for k in range(4))
+    p, q = (px[:, None], py[:, None]), (qx[:, None], qy[:, None])    # the row's segment
+    r, s = (px[None, :], py[None, :]), (qx[None, :], qy[None, :])    # the column's
+    d = lambda a, b, c: (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    on = lambda a, b, c: ((np.minimum(a[0], b[0]) - .5 <= c[0])
+                          & (c[0] <= np.maximum(a[0], b[0]) + .5)
+                          & (np.minimum(a[1], b[1]) - .5 <= c[1])
+                          & (c[1] <= np.maximum(a[1], b[1]) + .5))
+    d1, d2, d3, d4 = d(r, s, p), d(r, s, q), d(p, q, r), d(p, q, s)
+    return (((d1 * d2 < 0) & (d3 * d4 < 0))
+            | ((abs(d1) < 1e-6) & on(r, s, p)) | ((abs(d2) < 1e-6) & on(r, s, q))
+            | ((abs(d3) < 1e-6) & on(p, q, r)) | ((abs(d4) < 1e-6) & on(p, q, s)))
+
+
 def crossings(g: JaxprGraph, lay: _Layout, down: bool) -> int:
     """How many pairs of edges cross or touch as drawn (edges that share a box meet there,
-    which is not counted): two lines that touch read as one."""
-    lines = [(e, _polyline(*lay.route(e), down)) for e in g.edges]
-    n = 0
-    for i, (e, a) in enumerate(lines):
-        for f, b in lines[i + 1:]:
-            if {e[0], e[1]} & {f[0], f[1]}:
-                continue
-            n += any(_meet(p, q, r, s) for p, q in zip(a, a[1:]) for r, s in zip(b, b[1:]))
-    return n
+    which is not counted): two lines that touch read as one. (Every segment against every
+    other at once, with numpy: untangled scores up to 2000 orders of a graph, and a segment
+    at a time it took seconds a slide.)"""
+    lines = [_polyline(*lay.route(e), down) for e in g.edges]
+    owner = [k for k, a in enumerate(lines) for _ in a[1:]]
+    if not owner:
+        return 0
+    segs = np.array([(*p, *q) for a in lines for p, q in zip(a, a[1:])], dtype=float)
+    one = np.zeros((len(lines), len(owner)))
+    one[owner, range(len(owner))] = 1
+    met = one @ _meets(segs) @ one.T > 0    # [i, j]: some segment of edge i meets one of j
+    return sum(bool(met[i, j]) for i, e in enumerate(g.edges) for j, f in enumerate(g.edges)
+               if i < j and not {e[0], e[1]} & {f[0], f[1]})
 
 
 def _reordered(g: JaxprGraph, orders: list) -> JaxprGraph:
