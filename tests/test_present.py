@@ -38,9 +38,9 @@ SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
 LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): code/outputs, text
 
 # the page scripts the test runs, in tests/page_scripts/ (each says what it does)
-MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS = (
+MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS, HASHCHANGES_JS = (
     page_script(f"{name}.js", TEST_SCRIPTS)
-    for name in ("measure", "fits", "first", "fragments", "next"))
+    for name in ("measure", "fits", "first", "fragments", "next", "hashchanges"))
 
 
 @pytest.fixture(scope="module")
@@ -266,7 +266,7 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool, talk_path: list[in
     any with a problem) go to SHOTS. A slide of `talk_path` (slide numbers) that needs the wheel
     after its cells ran is a problem: the presenter would scroll while the room watches."""
     limits = {**LIMITS, "talk": talk_path}
-    problems = []
+    problems, checked = [], False   # (checked: the hashchange events of a walk)
     for k, (w, h) in enumerate(SIZES):
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_function(FITS_JS, arg=[w, h], timeout=10_000, polling=200)
@@ -301,7 +301,14 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool, talk_path: list[in
                 page.evaluate(NEXT_JS)
         if live or n_slides <= 2:
             continue
+        start = None if checked else page.evaluate(HASHCHANGES_JS)
         walk = page.evaluate(WALK_JS, {"first": 3, "n": n_slides, "limits": limits})
+        if start is not None:
+            # the walk wrote the address at every change in one go; the page script dropped the
+            # stale addresses' events, so one reached Reveal, not one a change
+            changes = page.evaluate(HASHCHANGES_JS) - start
+            assert changes == 1, f"{deck.stem}: {changes} hashchange events reached Reveal"
+            checked = True
         problems += _walked(page, deck, walk, f"{w}x{h}", shot)
     return problems
 

@@ -96,6 +96,16 @@
       shown = setTimeout(function () { root.classList.remove('workshop-waiting'); }, 150);
     });
   }
+  // RISE turns Reveal's history on: each slide or fragment change is written into the
+  // address, and Reveal answers every hashchange event by going to the address's slide. When
+  // changes come faster than the page handles them (the tests' walks do), one event a change
+  // was queued, and each went again to where the deck already was: after 68 changes in deck
+  // 04, 2.5 s of page busy with nothing to show for it. An event whose address is no longer
+  // the page's is dropped before Reveal sees it (a capture listener runs first at the
+  // window), so Reveal reads the address once, when it is the latest.
+  window.addEventListener('hashchange', function (e) {
+    if (e.newURL !== window.location.href) e.stopImmediatePropagation();
+  }, true);
   // A window that changes size (a projector plugged in, F11): Reveal lays the slide out on the
   // window's resize event, before JupyterLab has given the slideshow's panel its new size, so
   // the slide kept the previous window's scale, cropped or small (measured in a real window).
