@@ -16,9 +16,13 @@ import nbformat
 import pytest
 
 from workshop import PINNED_JAX
+from workshop.tools import lockfile, paths
 from workshop.tools import notebooks as nbs
-from workshop.tools import paths
 from workshop.tools.builder import execute
+
+# the README's "or just" line: JAX, and the lock's ml-dtypes (0.7.0's import adds a second to a
+# kernel start); tests/test_meta.py checks that the README names these versions
+ML_DTYPES = lockfile.pins()["ml-dtypes"]
 
 
 def _install(venv, *args):
@@ -38,7 +42,7 @@ def plain_kernel(tmp_path_factory):
     venv = root / "venv"
     subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    timeout=300)
-    jax = _install(venv, f"jax=={PINNED_JAX}", f"jaxlib=={PINNED_JAX}")
+    jax = _install(venv, f"jax=={PINNED_JAX}", f"jaxlib=={PINNED_JAX}", f"ml-dtypes=={ML_DTYPES}")
     if jax.returncode and not os.environ.get("CI"):
         pytest.skip(f"no package index here: {jax.stderr.strip().splitlines()[-1:]}")
     assert jax.returncode == 0, jax.stderr

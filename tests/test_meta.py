@@ -92,6 +92,16 @@ def _declared(*groups: str) -> set[str]:
         - {"jax-core-workshop"}
 
 
+def test_the_readmes_short_install_names_the_locks_versions():
+    # "or just: pip install jax==… jaxlib==… ml-dtypes==…" (the attendee-venv test installs
+    # exactly that): the lock's versions, so an attendee's kernel is the kit's where it counts
+    from workshop.tools import lockfile
+    pins = lockfile.pins()
+    want = " ".join(f"{name}=={pins[name]}" for name in ("jax", "jaxlib", "ml-dtypes"))
+    for doc in ("README.md", "environment/README.md"):
+        assert want in (ROOT / doc).read_text(), f"{doc} does not say {want}"
+
+
 def test_every_import_is_declared_and_locked():
     # the package: the runtime (an attendee's `pip install`) plus the `build` and `hub` extras;
     # the tests: the `dev` extra as well. Every declared name is in the lock, so setup installs it.
