@@ -214,9 +214,11 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     for cell in cells:
         editor = cell.query_selector(".cm-content")
         # a keypress the page dropped (focus still moving after a slide change) leaves the mark:
-        # press again, as a presenter would. A press that counts changes the prompt at once
-        # (JupyterLab marks the cell running before it sends it); deck 01 drops one or two of
-        # its 56 (on slides 13, 18, 20 or 22 here), and a 10 s wait for each was 10–20 s a run
+        # press again, as a presenter would. A press that counts has changed the prompt by the
+        # time press() returns (Chromium answers it once the page has handled the key, and
+        # JupyterLab marks the cell running before it sends it), so 1.5 s is ample; deck 01
+        # drops one to three of its 56 (on slides 12, 13, 18, 20 or 22 here), and a 10 s wait for
+        # each was 10–30 s a run
         for _ in range(3):
             cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
                           " '[pressed]:'; }")
@@ -226,7 +228,7 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
             try:
                 page.wait_for_function(
                     "(c) => c.querySelector('.jp-InputArea-prompt').textContent.trim()"
-                    " !== '[pressed]:'", arg=cell, timeout=5_000, polling=50)
+                    " !== '[pressed]:'", arg=cell, timeout=1_500, polling=50)
                 break
             except Exception:
                 continue
