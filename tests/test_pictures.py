@@ -151,16 +151,9 @@ def edges_under_boxes(svg: str) -> list:
     edges = [_points(p.get("d")) for p in root.iter(f"{NS}path") if p.get("fill") == "none"]
     edges += [_points(f"M{ln.get('x1')},{ln.get('y1')} L{ln.get('x2')},{ln.get('y2')}")
               for ln in root.iter(f"{NS}line")]
-    # every point against every box at once (numpy): the same test as a loop over them, which
-    # took 5 s for the decks' pictures
-    b = np.array(boxes, dtype=float).reshape(-1, 4)
-    x0, y0, x1, y1 = b[:, 0] + 3, b[:, 1] + 3, b[:, 0] + b[:, 2] - 3, b[:, 1] + b[:, 3] - 3
-    out = []
-    for i, pts in enumerate(edges):
-        x, y = np.array(pts, dtype=float).reshape(-1, 2).T[:, :, None]
-        inside = ((x0 < x) & (x < x1) & (y0 < y) & (y < y1)).any(axis=0)
-        out += [(i, boxes[k]) for k in np.flatnonzero(inside)]
-    return out
+    return [(i, b) for i, pts in enumerate(edges) for b in boxes
+            if any(b[0] + 3 < x < b[0] + b[2] - 3 and b[1] + 3 < y < b[1] + b[3] - 3
+                   for x, y in pts)]
 
 
 def test_no_edge_runs_underneath_a_box(pictures):

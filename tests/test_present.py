@@ -216,10 +216,11 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
         # a keypress the page dropped (focus still moving after a slide change) leaves the mark:
         # press again, as a presenter would. A press that counts has changed the prompt by the
         # time press() returns (Chromium answers it once the page has handled the key, and
-        # JupyterLab marks the cell running before it sends it), so 1.5 s is ample; deck 01
-        # drops one to three of its 56 (on slides 12, 13, 18, 20 or 22 here), and a 10 s wait for
-        # each was 10–30 s a run
-        for _ in range(3):
+        # JupyterLab marks the cell running before it sends it), so 1.5 s a press is ample, for
+        # up to 15 s; deck 01 drops one to three of its 56 (on slides 12, 13, 18, 20 or 22
+        # here), and a 5 s wait for each was 5–15 s a run
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
             cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
                           " '[pressed]:'; }")
             editor.scroll_into_view_if_needed()
@@ -312,6 +313,14 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool, talk_path: list[in
             assert changes == 1, f"{deck.stem}: {changes} hashchange events reached Reveal"
             checked = True
         problems += _walked(page, deck, walk, f"{w}x{h}", shot)
+    if checked:   # an address the presenter goes to (typed, Back) still moves the slides
+        # (once the walk's queued work has run: set at once, the address was written back to
+        # the last slide's before its event came, and Reveal read that)
+        page.evaluate(HASHCHANGES_JS)
+        page.evaluate("() => { location.hash = '#/0'; }")
+        page.wait_for_function(
+            "() => document.querySelector('.reveal .slide-number').innerText"
+            ".replace(/ /g, '').startsWith('1/')", timeout=10_000, polling=50)
     return problems
 
 

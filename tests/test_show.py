@@ -252,13 +252,17 @@ def test_crossings_counts_what_meet_says_pair_by_pair():
                    if not {e[0], e[1]} & {f[0], f[1]})
 
     # every pair of segments between points of a grid: crossing, touching at an end, a T,
-    # running along each other, parallel, apart, and 0.5 px apart (10.5: _meet's tolerance)
-    grid = [(x, y) for x in (0.0, 5.0, 10.0, 10.5) for y in (0.0, 5.0, 10.0)]
+    # running along each other, parallel, apart, and 0.5 px past either end (_meet's
+    # tolerance); all at once, and in blocks of rows as crossings asks
+    grid = [(x, y) for x in (0.0, 0.5, 5.0, 5.5) for y in (0.0, 0.5, 5.0, 5.5)]
     segs = [(p, q) for p in grid for q in grid if p != q]
-    met = dataflow._meets(np.array([(*p, *q) for p, q in segs]))
+    arr = np.array([(*p, *q) for p, q in segs])
+    met = dataflow._meets(arr)
     assert [[bool(m) for m in row] for row in met] == \
         [[dataflow._meet(p, q, r, s) for r, s in segs] for p, q in segs]
     assert 0 < met.sum() < met.size
+    assert (np.vstack([dataflow._meets(arr[a:a + 7], arr) for a in range(0, len(arr), 7)])
+            == met).all()
     seen = []
     for f, args in [(lambda x, y: jnp.sin(jnp.cos(jnp.exp(x))) * y + x, (1.0, 2.0)),
                     (lambda x, y: (jnp.cos(x) * 3.0 + y, x.sum(), jnp.sin(y) * x),

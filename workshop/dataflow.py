@@ -181,13 +181,14 @@ def _meet(p, q, r, s) -> bool:
                ((d1, r, s, p), (d2, r, s, q), (d3, p, q, r), (d4, p, q, s)))
 
 
-def _meets(segs: np.ndarray) -> np.ndarray:
-    """_meet of every segment against every other at once: segs is an (n, 4) array of
-    (px, py, qx, qy); entry [i, j] says whether segments i and j share a point. The same
-    arithmetic as _meet, in the same order, so the same answers."""
-    px, py, qx, qy = (segs[:, k] for k in range(4))
-    p, q = (px[:, None], py[:, None]), (qx[:, None], qy[:, None])    # the row's segment
-    r, s = (px[None, :], py[None, :]), (qx[None, :], qy[None, :])    # the column's
+def _meets(rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
+    """_meet of every segment of `rows` against every one of `cols` (rows itself if None) at
+    once: each an (n, 4) array of (px, py, qx, qy); entry [i, j] says whether rows[i] and
+    cols[j] share a point. The same arithmetic as _meet, in the same order, so the same
+    answers."""
+    cols = rows if cols is None else cols
+    p, q = (rows[:, 0, None], rows[:, 1, None]), (rows[:, 2, None], rows[:, 3, None])   # pq
+    r, s = (cols[None, :, 0], cols[None, :, 1]), (cols[None, :, 2], cols[None, :, 3])   # rs
     d = lambda a, b, c: (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
     on = lambda a, b, c: ((np.minimum(a[0], b[0]) - .5 <= c[0])
                           & (c[0] <= np.maximum(a[0], b[0]) + .5)
@@ -211,7 +212,10 @@ def crossings(g: JaxprGraph, lay: _Layout, down: bool) -> int:
     segs = np.array([(*p, *q) for a in lines for p, q in zip(a, a[1:])], dtype=float)
     one = np.zeros((len(lines), len(owner)))
     one[owner, range(len(owner))] = 1
-    met = one @ _meets(segs) @ one.T > 0    # [i, j]: some segment of edge i meets one of j
+    met = np.zeros((len(lines), len(lines)))   # [i, j] > 0: a segment of edge i meets one of j
+    for a in range(0, len(owner), 256):   # 256 rows at a time: a graph of 400 edges (4800
+        met += one[:, a:a + 256] @ _meets(segs[a:a + 256], segs) @ one.T   # segments) in MBs
+    met = met > 0
     return sum(bool(met[i, j]) for i, e in enumerate(g.edges) for j, f in enumerate(g.edges)
                if i < j and not {e[0], e[1]} & {f[0], f[1]})
 

@@ -102,9 +102,12 @@
   // was queued, and each went again to where the deck already was: after 68 changes in deck
   // 04, 2.5 s of page busy with nothing to show for it. An event whose address is no longer
   // the page's is dropped before Reveal sees it (a capture listener runs first at the
-  // window), so Reveal reads the address once, when it is the latest.
+  // window), so Reveal reads the address once, when it is the latest. (The hashes are
+  // compared, not the whole addresses: an event without one, or an address whose path
+  // changed since, still reaches Reveal.)
   window.addEventListener('hashchange', function (e) {
-    if (e.newURL !== window.location.href) e.stopImmediatePropagation();
+    if (typeof e.newURL === 'string' && new URL(e.newURL).hash !== window.location.hash)
+      e.stopImmediatePropagation();
   }, true);
   // A window that changes size (a projector plugged in, F11): Reveal lays the slide out on the
   // window's resize event, before JupyterLab has given the slideshow's panel its new size, so
