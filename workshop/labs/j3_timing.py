@@ -64,7 +64,7 @@ def _time(exe, *args) -> tuple[float, float]:
     return float(np.median(times)), float(min(times))
 
 
-def _check_times(secs: dict, ref: dict) -> None:
+def _check_times(secs: dict, ref: dict, again: bool = False) -> None:
     """Wrong unless the seconds measure returned are wall-clock timings of single calls of the
     executables the check timed: not one number for all, not milliseconds, not CPU time, not
     the dispatch alone, not a compile or several calls, and growing with the work as the
@@ -83,7 +83,7 @@ def _check_times(secs: dict, ref: dict) -> None:
             said = wrong(k, secs[k], ref[k])
             if said:
                 raise (Slower if wrong is _too_slow else Wrong)(said)
-    _follows_the_work(secs, ref)
+    _follows_the_work(secs, ref, again)
 
 
 _WAITS = {_wait_name(ms): ms / 1000 for ms in _WAITS_MS}    # seconds, by the call's name
@@ -125,13 +125,15 @@ def _too_slow(k: str, secs: float, ref: tuple) -> str | None:
     return None
 
 
-def _follows_the_work(secs: dict, ref: dict) -> None:
+def _follows_the_work(secs: dict, ref: dict, again: bool = False) -> None:
     """Wrong if the 30 ms call does not measure clearly longer than the 2 ms one, where the
-    check's own timing of both tells them apart."""
+    check's own timing of both tells them apart. Where it cannot (a loaded machine: the 2 ms
+    call took 8 ms or more), the verdict waits for a second timing of both (`again`), and
+    only then gives up: under load, made-up seconds passed once in CI."""
     short, long = (_wait_name(ms) for ms in _WAITS_MS)
     if short in secs and long in secs:
         want, have = ref[long][0] / ref[short][0], secs[long] / secs[short]
-        if want >= 2 * _FOLLOWS and have < _FOLLOWS:    # else this machine cannot tell
+        if have < _FOLLOWS and (want >= 2 * _FOLLOWS or not again):
             raise Slower(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
                         f"long as {short} here (the check's own timing of both), your "
                         f"measure says {have:.1f}×: return what the wall clock measured for "
