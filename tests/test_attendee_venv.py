@@ -20,8 +20,8 @@ from workshop.tools import lockfile, paths
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import execute
 
-# the README's "or just" line: JAX, and the lock's ml-dtypes (0.7.0's import adds a second to a
-# kernel start); tests/test_meta.py checks that the README names these versions
+# the README's "or just" line: JAX, and the lock's ml-dtypes (0.7.0's import adds a second to
+# the setup cell); tests/test_meta.py checks that the README names these versions
 ML_DTYPES = lockfile.pins()["ml-dtypes"]
 
 

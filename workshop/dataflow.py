@@ -212,9 +212,11 @@ def crossings(g: JaxprGraph, lay: _Layout, down: bool) -> int:
     segs = np.array([(*p, *q) for a in lines for p, q in zip(a, a[1:])], dtype=float)
     one = np.zeros((len(lines), len(owner)))
     one[owner, range(len(owner))] = 1
-    met = np.zeros((len(lines), len(lines)))   # [i, j] > 0: a segment of edge i meets one of j
-    for a in range(0, len(owner), 256):   # 256 rows at a time: a graph of 400 edges (4800
-        met += one[:, a:a + 256] @ _meets(segs[a:a + 256], segs) @ one.T   # segments) in MBs
+    # [i, j] > 0: a segment of edge i meets one of edge j. 256 segments' rows at a time, so a
+    # graph of 400 edges (4800 segments) needs megabytes, not gigabytes
+    met = np.zeros((len(lines), len(lines)))
+    for a in range(0, len(owner), 256):
+        met += one[:, a:a + 256] @ _meets(segs[a:a + 256], segs) @ one.T
     met = met > 0
     return sum(bool(met[i, j]) for i, e in enumerate(g.edges) for j, f in enumerate(g.edges)
                if i < j and not {e[0], e[1]} & {f[0], f[1]})
