@@ -38,9 +38,14 @@ SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
 LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): code/outputs, text
 
 # the page scripts the test runs, in tests/page_scripts/ (each says what it does)
-MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS, HASHCHANGES_JS = (
+MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS, HASHCHANGES_JS, RISE_CHOSE_JS = (
     page_script(f"{name}.js", TEST_SCRIPTS)
-    for name in ("measure", "fits", "first", "fragments", "next", "hashchanges"))
+    for name in ("measure", "fits", "first", "fragments", "next", "hashchanges", "rise_chose"))
+# the present slide's code cells' prompts, each with the first line of its code
+SLIDE_PROMPTS_JS = """() => [...document.querySelectorAll(
+  '.reveal section.present:not(.stack) .jp-CodeCell')].map((c) =>
+  c.querySelector('.jp-InputArea-prompt').textContent.trim() + ' ' +
+  c.querySelector('.cm-content').innerText.split('\\n')[0])"""
 
 
 @pytest.fixture(scope="module")
@@ -207,22 +212,32 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     to a mark before each press, so a keypress the page dropped is told from a run, also for a
     cell that ran before (scripts/soak's restart). Returns the prompts the cells end with. (The
     prompt is looked at every 50 ms: deck 01 has 56 cells, and at 200 ms the waits alone were
-    some 15 s of its run.)"""
+    some 15 s of its run.) Each click waits for RISE's own choice of cell to land first
+    (page_scripts/rise_chose.js): clicked before, the cell RISE chose ran instead."""
     cells = page.query_selector_all(
         ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
     prompts = []
     for cell in cells:
         editor = cell.query_selector(".cm-content")
-        # a keypress the page dropped (focus still moving after a slide change) leaves the mark:
-        # press again, as a presenter would. A press that counts has changed the prompt by the
-        # time press() returns (Chromium answers it once the page has handled the key, and
-        # JupyterLab marks the cell running before it sends it), so 1.5 s a press is ample, for
-        # up to 15 s; deck 01 drops one to three of its 56 (on slides 12, 13, 18, 20 or 22
-        # here), and a 5 s wait for each was 5–15 s a run
+        first = editor.inner_text().split("\n")[0]
+        # RISE makes the first code cell of the fragment just shown (or of the slide) active
+        # 450 ms after the change: deck 01's slides with a code fragment ran that cell, not the
+        # one clicked, when clicked sooner (a NameError, its definition not yet run)
+        try:
+            page.wait_for_function(RISE_CHOSE_JS, arg=cell, timeout=5_000, polling=50)
+        except Exception:
+            raise AssertionError(f"{where}: RISE did not make its own choice of cell active "
+                                 f"within 5 s of the slide change (before “{first}”)") from None
+        # a keypress the page dropped leaves the mark: press again, as a presenter would. A
+        # press that counts has changed the prompt by the time press() returns (Chromium
+        # answers it once the page has handled the key, and JupyterLab marks the cell running
+        # before it sends it), so 1.5 s a press is ample, for up to 15 s. A press that ran
+        # another cell of the slide fails: the cells ran out of order
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             cell.evaluate("(c) => { c.querySelector('.jp-InputArea-prompt').textContent ="
                           " '[pressed]:'; }")
+            before = page.evaluate(SLIDE_PROMPTS_JS)
             editor.scroll_into_view_if_needed()
             editor.click(force=True)
             page.keyboard.press("Control+Enter")
@@ -232,14 +247,16 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
                     " !== '[pressed]:'", arg=cell, timeout=1_500, polling=50)
                 break
             except Exception:
-                continue
+                after = page.evaluate(SLIDE_PROMPTS_JS)
+                ran = [a for b, a in zip(before, after) if a != b and "[pressed]" not in b]
+                assert not ran, (f"{where}: Ctrl-Enter in “{first}” ran another cell of the "
+                                 f"slide (now {ran[0]})")
         try:
             page.wait_for_function(
                 "(c) => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt').textContent)",
                 arg=cell, timeout=timeout, polling=50)
         except Exception:
             page.screenshot(path=str(SHOTS / f"{where.replace(' ', '-')}-not-run.png"))
-            first = editor.inner_text().split("\n")[0]
             prompt = cell.query_selector(".jp-InputArea-prompt").inner_text()
             raise AssertionError(f"{where}: the cell “{first}” did not run from the slideshow "
                                  f"in {timeout // 1000} s (prompt {prompt!r})") from None
@@ -697,6 +714,26 @@ def test_the_notes_window_shows_the_present_slides_notes_once_and_paces_the_talk
     print(f"notes window filled in {filled:.1f} s; pacing {left.strip()}; {line}")
     notes.close()
     page.close()
+
+
+def test_the_guide_says_when_rise_selects_a_cell_as_the_installed_rise_does():
+    # decks/README.md: half a second after a slide or fragment appears RISE makes its first code
+    # cell active (run_slide_cells waits for it, and fails if a Ctrl-Enter ran another cell)
+    from jupyter_core.paths import jupyter_path
+    schema = next(Path(root) / "jupyterlab-rise" / "schemas" / "jupyterlab-rise" / "plugin.json"
+                  for root in jupyter_path("labextensions")
+                  if (Path(root) / "jupyterlab-rise").is_dir())
+    props = json.loads(schema.read_text(encoding="utf-8"))["properties"]
+    assert props["auto_select"]["default"] == "code"
+    assert props["auto_select_timeout"]["default"] == 450
+    guide = (paths.DECKS / "README.md").read_text(encoding="utf-8")
+    assert "Half a second after a slide or a fragment appears" in guide
+    assert "`auto_select`, 450 ms" in guide
+    # neither the decks nor present's own settings change it
+    for deck in nbs.decks():
+        assert not {"auto_select", "auto_select_timeout"} & set(nbs.read(deck).metadata.rise)
+    from workshop.tools.present import SETTINGS
+    assert not any("rise" in k for k in SETTINGS)
 
 
 def test_presenting_never_autosaves_the_committed_deck(presenting):
