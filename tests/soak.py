@@ -414,11 +414,12 @@ def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) ->
             run.problems.append(f"{deck.stem}: the notes window did not show slide 1's notes")
         page.bring_to_front()
         for i in range(1, talk_n + 1):
-            page.evaluate(FRAGMENTS_JS)
             shown = number(page)
             if shown != f"{i}/{n}":
                 raise AssertionError(f"expected slide {i}, RISE shows {shown}")
+            # (a fragment is shown once the cells above it have run, as the presenter does)
             run_slide_cells(page, f"{deck.stem} slide {i}", timeout=CELL_TIMEOUT_MS)
+            page.evaluate(FRAGMENTS_JS)
             if where and i == where[1]:
                 run.restart = recover(page, notes, nb, url, rel, where, n, run, restart)
             if where and i == where[2]:    # the next slide after the recovery: its cells ran
@@ -525,8 +526,8 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun, how: str) -> str:
         run.problems.append(f"{stem}: the setup cell after the restart says {banner[:120]!r}")
     for k in range(first, at + 1):
         go_to(page, k, n)
-        page.evaluate(FRAGMENTS_JS)
         run_slide_cells(page, f"{stem} slide {k} (after the restart)", timeout=CELL_TIMEOUT_MS)
+        page.evaluate(FRAGMENTS_JS)
     if not notes_show(notes, nb, at):
         run.problems.append(f"{stem}: after the restart the notes window did not follow to "
                             f"slide {at}")

@@ -38,9 +38,10 @@ SIZES = [(1280, 720), (1366, 768), (1920, 1080)]
 LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): code/outputs, text
 
 # the page scripts the test runs, in tests/page_scripts/ (each says what it does)
-MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_JS, HASHCHANGES_JS, RISE_CHOSE_JS = (
-    page_script(f"{name}.js", TEST_SCRIPTS)
-    for name in ("measure", "fits", "first", "fragments", "next", "hashchanges", "rise_chose"))
+(MEASURE_JS, FITS_JS, FIRST_JS, FRAGMENTS_JS, NEXT_FRAGMENT_JS, NEXT_JS, HASHCHANGES_JS,
+ RISE_CHOSE_JS) = (page_script(f"{name}.js", TEST_SCRIPTS) for name in (
+    "measure", "fits", "first", "fragments", "next_fragment", "next", "hashchanges",
+    "rise_chose"))
 # the present slide's code cells' prompts, each with the first line of its code
 SLIDE_PROMPTS_JS = """() => [...document.querySelectorAll(
   '.reveal section.present:not(.stack) .jp-CodeCell')].map((c) =>
@@ -212,17 +213,25 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
     to a mark before each press, so a keypress the page dropped is told from a run, also for a
     cell that ran before (scripts/soak's restart). Returns the prompts the cells end with. (The
     prompt is looked at every 50 ms: deck 01 has 56 cells, and at 200 ms the waits alone were
-    some 15 s of its run.) Each click waits for RISE's own choice of cell to land first
-    (page_scripts/rise_chose.js): clicked before, the cell RISE chose ran instead."""
+    some 15 s of its run.) A cell in a fragment not yet shown is run once the cells above it
+    have run and its fragment is shown, as the presenter does. Each click waits for RISE's own
+    choice of cell to land first (page_scripts/rise_chose.js): clicked before, the cell RISE
+    chose ran instead."""
     cells = page.query_selector_all(
         ".reveal section.present:not(.stack) .jp-CodeCell:not(.reveal-skip)")
     prompts = []
     for cell in cells:
         editor = cell.query_selector(".cm-content")
         first = editor.inner_text().split("\n")[0]
+        for _ in range(20):   # its fragment, shown (the cells above it have run)
+            if not cell.evaluate("(c) => !!c.closest('div.fragment:not(.visible)')"):
+                break
+            page.evaluate(NEXT_FRAGMENT_JS)
+        else:
+            raise AssertionError(f"{where}: 20 presses did not show the fragment of “{first}”")
         # RISE makes the first code cell of the fragment just shown (or of the slide) active
-        # 450 ms after the change: deck 01's slides with a code fragment ran that cell, not the
-        # one clicked, when clicked sooner (a NameError, its definition not yet run)
+        # 450 ms after the change: clicked sooner, another cell's click is undone (with every
+        # fragment shown first, deck 01's fragment cells ran before the cells above them)
         try:
             page.wait_for_function(RISE_CHOSE_JS, arg=cell, timeout=5_000, polling=50)
         except Exception:
@@ -308,9 +317,9 @@ def look_at_every_slide(page, deck, n_slides: int, run: bool, talk_path: list[in
         page.evaluate(FIRST_JS)
         live = run and (w, h) == SIZES[0]
         for i in range(1, n_slides + 1 if live else min(2, n_slides) + 1):
-            page.evaluate(FRAGMENTS_JS)
-            if live:
+            if live:   # (it shows a fragment once the cells above it have run)
                 run_slide_cells(page, f"{deck.stem} slide {i}")
+            page.evaluate(FRAGMENTS_JS)
             shown = page.inner_text(".reveal .slide-number").replace(" ", "")
             assert shown == f"{i}/{n_slides}", f"{deck.stem}: expected slide {i}, RISE shows {shown}"
             got = page.evaluate(MEASURE_JS, limits)
