@@ -1,10 +1,11 @@
 // Whether a click into `cell` now stays (true) or RISE will take it back. jupyterlab-rise 0.42
-// makes a cell active 450 ms after every slide or fragment change (auto_select, its
-// autoSelectHook): the first code cell of the last fragment shown, or of the slide when none is.
-// A click into another cell before then is undone, and Ctrl-Enter runs RISE's cell instead. So
-// true when `cell` is RISE's choice or RISE has none, else once RISE's cell has been seen
-// active since the last change and 500 ms have passed since it. The first call starts
-// listening for the changes (not having seen the last, it counts from now).
+// makes a cell active 450 ms after every slide change or fragment step (auto_select, its
+// autoSelectHook): the first code cell of the newest fragment shown or, with none shown, of the
+// slide's cells above its first fragment (skip and notes cells do not count; RISE never picks
+// the notebook's cell 0). A click into another cell before then is undone, and Ctrl-Enter runs
+// RISE's cell instead. So true when `cell` is RISE's choice or RISE has none, else once RISE's
+// cell has been seen active since the last change and 500 ms have passed since it. The first
+// call starts listening for the changes (not having seen the last, it counts from now).
 (cell) => {
   if (window.__riseChangedAt === undefined) {
     for (const t of ['ready', 'slidechanged', 'fragmentshown', 'fragmenthidden'])
@@ -16,7 +17,7 @@
   const shown = slide.querySelectorAll('div.fragment.visible');
   const pool = shown.length ? [...shown[shown.length - 1].querySelectorAll('.jp-CodeCell')]
     : [...slide.querySelectorAll('.jp-CodeCell')].filter((c) => !c.closest('div.fragment'));
-  const chosen = pool.find((c) => !c.classList.contains('reveal-skip'));
+  const chosen = pool.find((c) => !c.classList.contains('reveal-skip') && !c.closest('aside.notes'));
   if (!chosen || chosen === cell) return true;
   if (chosen.classList.contains('jp-mod-active')) window.__riseSeenAt = performance.now();
   return window.__riseSeenAt > window.__riseChangedAt &&
