@@ -402,6 +402,9 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     assert leaves == n_slides
     assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
     assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
+    assert "@jupyterlab/mathjax-extension" in page.evaluate(   # (math in Unicode: no TeX)
+        "() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+        ".disabledExtensions"), f"{deck.stem} opened with MathJax"
 
     setup = page.query_selector(".reveal section.present .jp-CodeCell")
     if live:   # the deck present opened runs its setup cell from the slideshow; the others show
@@ -514,6 +517,84 @@ def test_a_real_window_resize_refits_the_slide(real_window, presenting):
                 assert abs(px - want) < 1, f"{w}×{h}: the {what} is {px:.1f} px, not {want:.1f}"
     finally:
         context.close()
+
+
+def _nb(*cells, outputs=()):
+    """A notebook of Markdown (str) and code (("code", source)) cells; `outputs` go to the
+    last code cell."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c[1]) if isinstance(c, tuple)
+                else nbformat.v4.new_markdown_cell(c) for c in cells]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if code:
+        code[-1].outputs = [nbformat.v4.new_output("display_data", data=d) for d in outputs]
+    return nb
+
+
+@pytest.mark.parametrize("nb, tex", [
+    (_nb("## ∂f/∂x = 2·x, in Unicode", ("code", "print('$5')")), False),
+    (_nb("a `latex` word in prose", ("code", "x = 1"), outputs=[{"text/plain": "$ 5"}]), False),
+    (_nb("Euler: $e^{i\\pi} + 1 = 0$"), True),
+    (_nb("$$\\nabla f$$"), True),
+    (_nb("inline \\(x^2\\)"), True),
+    (_nb("display \\[x^2\\]"), True),
+    (_nb("\\begin{align} a &= b \\end{align}"), True),
+    (_nb("a `$HOME` in prose: in doubt, MathJax stays"), True),
+    (_nb(("code", "1"), outputs=[{"text/latex": "x"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/html": "<b>$x$</b>"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/markdown": "$x$"}]), True),
+    (_nb(("code", "from IPython.display import Math")), True),
+    (_nb(("code", "display(Latex('x'))")), True),
+    (_nb(("code", "import sympy")), True),
+    (_nb(("code", "obj._repr_latex_()")), True),
+], ids=["unicode", "plain-dollar", "inline", "display", "paren", "bracket", "begin", "code-span",
+        "latex-out", "html-out", "md-out", "Math", "Latex", "sympy", "repr"])
+def test_a_notebook_needs_mathjax_exactly_when_it_has_tex(nb, tex):
+    from workshop.tools.present_extension import uses_tex
+    assert uses_tex(nb) is tex
+
+
+def test_no_kit_notebook_needs_mathjax():
+    # the rule the slideshow's speed rests on (math in Unicode): every deck and lab opens
+    # without MathJax
+    from workshop.tools.present_extension import uses_tex
+    assert [p.name for p in nbs.all_notebooks() + sorted(paths.EXERCISES.glob("*.ipynb"))
+            if uses_tex(nbs.read(p))] == []
+
+
+@pytest.mark.browser
+def test_the_slideshow_typesets_tex_only_where_the_notebook_has_it(chromium, presenting,
+                                                                  executed_decks):
+    # JupyterLab's MathJax sets its fonts up on a page's first typeset, a second of every
+    # deck's opening: a notebook without TeX opens without it, and one with TeX typesets it
+    slide = {"slideshow": {"slide_type": "slide"}}
+    tex, plain = _nb("## Euler\n\n$e^{i\\pi} + 1 = 0$"), _nb("## Plain", (
+        "code", "display({'text/markdown': 'as written: $x^2$'}, raw=True)"))
+    for nb in (tex, plain):
+        nb.cells[0].metadata = slide
+    disabled = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+                ".disabledExtensions")
+    math = "() => document.querySelectorAll('.reveal section.present mjx-container').length"
+    for name, nb in (("tex", tex), ("plain", plain)):
+        path = executed_decks / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        url, session = open_deck(presenting["url"], path)
+        page = chromium.new_page(viewport={"width": 1280, "height": 720})
+        try:
+            page.goto(url)
+            page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+            off = "@jupyterlab/mathjax-extension" in page.evaluate(disabled)
+            if name == "tex":
+                assert not off
+                page.wait_for_function(f"() => ({math})() > 0", timeout=20_000)
+            else:   # a `$` the code makes live (uses_tex cannot see it) is shown as written
+                assert off
+                assert run_slide_cells(page, "plain") == ["[1]:"]
+                out = page.inner_text(".reveal section.present .jp-OutputArea-output")
+                assert "as written: $x^2$" in out and page.evaluate(math) == 0, out
+        finally:
+            page.close()
+            close_session(presenting["url"], session)
 
 
 @pytest.mark.browser

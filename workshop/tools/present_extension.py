@@ -22,6 +22,12 @@ end of the present slide against the plan, blue ahead, green on track, red behin
 at the top of each slide's notes gives the slide's planned time, where the talk should be at its
 end, and its section's minutes.
 
+MathJax: JupyterLab typesets TeX with MathJax 3, whose fonts it sets up on a page's first
+typeset (every rendered Markdown cell asks), 1.1 s of a deck's 5.9 s in Chromium here,
+measured. The kit's decks write math in Unicode (the notebook rules), so the slideshow page of a
+notebook with no TeX (`uses_tex`) leaves JupyterLab's MathJax plugin out: it opens about a
+second sooner, and a `$` is shown as written. A notebook with TeX keeps it.
+
 Rehearsal (`present --rehearse`): the script posts each slide change to this extension's
 `/workshop/rehearsal` handler, which appends it, with the server's time, to the log the
 environment names (WORKSHOP_REHEARSAL); `present` writes the report when it stops.
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -45,17 +52,48 @@ def script(plan: dict | None, rehearse: bool) -> str:
     return f"<script>{js}</script>"
 
 
-def page_plan_for(root: str | None, rel: str | None) -> dict | None:
-    """The pacing plan of the notebook RISE is showing; None when it is not a deck."""
+def shown(root: str | None, rel: str | None):
+    """The notebook RISE is showing (None for a page with no notebook path)."""
     if not rel:
         return None
     from . import notebooks as nbs
-    from . import paths, rehearse
-    nb = nbs.read(Path(root or paths.ROOT).expanduser() / rel.lstrip("/"))
-    if "rise" not in nb.metadata:
+    from . import paths
+    return nbs.read(Path(root or paths.ROOT).expanduser() / rel.lstrip("/"))
+
+
+def page_plan_for(nb) -> dict | None:
+    """The pacing plan of the notebook RISE is showing; None when it is not a deck."""
+    if nb is None or "rise" not in nb.metadata:
         return None
+    from . import rehearse
     return rehearse.page_plan(nb)
 
+
+MATHJAX = "@jupyterlab/mathjax-extension"
+# what JupyterLab's Markdown renderer takes for math ($…$, $$…$$, \(…\), \[…\],
+# \begin{…}): any `$` counts, so a notebook in doubt keeps MathJax
+TEX = re.compile(r"\$|\\\(|\\\[|\\begin\{")
+# the outputs JupyterLab typesets, and code that makes such an output as it runs
+TYPESET = ("text/markdown", "text/latex", "text/html")
+MAKES_TEX = re.compile(r"(?i:latex)|\bMath\b|\bMarkdown\b|sympy")
+
+
+def uses_tex(nb) -> bool:
+    """Whether the slideshow of `nb` needs MathJax: TeX in a Markdown cell or in a saved
+    output JupyterLab typesets, a text/latex output, or code that can make one live (IPython's
+    Latex, Math or Markdown, a `_repr_latex_`, sympy)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and TEX.search(cell.source):
+            return True
+        if cell.cell_type == "code" and MAKES_TEX.search(cell.source):
+            return True
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/latex" in data or any(
+                    TEX.search("".join(v) if isinstance(v, list) else str(v))
+                    for k, v in data.items() if k in TYPESET):
+                return True
+    return False
 
 
 def _jupyter_server_extension_points():
@@ -69,15 +107,24 @@ def _load_jupyter_server_extension(serverapp) -> None:
         return
 
     def render_template(self, name, **ns):
-        page = render(self, name, **ns)
         if name != "index.html":
-            return page
-        rel = (ns.get("page_config") or {}).get("notebookPath")
+            return render(self, name, **ns)
+        config = dict(ns.get("page_config") or {})
+        rel = config.get("notebookPath")
         try:
-            plan = page_plan_for(self.settings.get("server_root_dir"), rel)
-        except Exception as e:   # never keep a deck from opening over its plan
+            nb = shown(self.settings.get("server_root_dir"), rel)
+        except Exception as e:   # never keep a deck from opening over what it says
+            self.log.warning("workshop: cannot read %s: %s", rel, e)
+            nb = None
+        try:
+            plan = page_plan_for(nb)
+        except Exception as e:
             self.log.warning("workshop: no pacing plan for %s: %s", rel, e)
             plan = None
+        if nb is not None and not uses_tex(nb):   # (unread: MathJax stays)
+            config["disabledExtensions"] = [*config.get("disabledExtensions", []), MATHJAX]
+            ns["page_config"] = config
+        page = render(self, name, **ns)
         return page.replace("</body>", script(plan, bool(os.environ.get(LOG_ENV)))
                             + "\n</body>", 1)
 
