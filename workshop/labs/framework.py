@@ -266,12 +266,13 @@ class KernelState:
         """Put back what differs from then; what had changed, one phrase each."""
         import jax
         from jax._src import mesh, monitoring
-        changed = []
+        changed, values = [], jax.config.values   # (a property that makes a new dict)
         for name, value in self.config.items():
-            now = jax.config.values.get(name, value)
+            now = values.get(name, value)
             if now is not value and now != value:
                 changed.append(f"{name} set to {now!r}")
                 jax.config.update(name, value)
+                values = jax.config.values   # (as it is now that this one is back)
         if any(getattr(monitoring, n) != kept for n, kept in self.listeners.items()):
             changed.append("jax.monitoring's listeners changed")
             for n, kept in self.listeners.items():
