@@ -121,7 +121,12 @@ def _load_jupyter_server_extension(serverapp) -> None:
         except Exception as e:
             self.log.warning("workshop: no pacing plan for %s: %s", rel, e)
             plan = None
-        if nb is not None and not uses_tex(nb):   # (unread: MathJax stays)
+        try:   # (a notebook unread, or one this cannot make out: MathJax stays)
+            tex = nb is None or uses_tex(nb)
+        except Exception as e:
+            self.log.warning("workshop: MathJax kept for %s: %s", rel, e)
+            tex = True
+        if not tex:
             config["disabledExtensions"] = [*config.get("disabledExtensions", []), MATHJAX]
             ns["page_config"] = config
         page = render(self, name, **ns)
