@@ -426,6 +426,8 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
                    for c in nb.cells for o in c.get("outputs", []))
         assert pictures >= made, f"{deck.stem}: {made} pictures in the run, {pictures} shown"
     SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in [SHOTS / f"{deck.stem}.png", *SHOTS.glob(f"{deck.stem}-*.png")]:
+        old.unlink(missing_ok=True)   # (an earlier run's picture of a problem since mended)
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
 
     problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
