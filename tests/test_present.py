@@ -5,6 +5,7 @@ every slide of every deck measured at three projector sizes, nothing fetched fro
 machine."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -521,6 +522,22 @@ def test_a_real_window_resize_refits_the_slide(real_window, presenting):
         context.close()
 
 
+@contextlib.contextmanager
+def slideshow(chromium, presenting, nb, path):
+    """A page on RISE's slideshow of `nb`, written to `path` (in executed_decks: the server
+    serves it) with a session of its own, at 1280×720; the page and the kernel end after."""
+    nbformat.write(nb, path)
+    url, session = open_deck(presenting["url"], path)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(url)
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        yield page
+    finally:
+        page.close()
+        close_session(presenting["url"], session)
+
+
 def _nb(*cells, outputs=()):
     """A notebook of Markdown (str) and code (("code", source)) cells; `outputs` go to the
     last code cell."""
@@ -578,20 +595,11 @@ def test_a_notebook_with_tex_keeps_mathjax_in_the_slideshow(chromium, presenting
     # notebook with TeX keeps it and shows its math typeset
     nb = _nb("## Euler\n\n$e^{i\\pi} + 1 = 0$")
     nb.cells[0].metadata = {"slideshow": {"slide_type": "slide"}}
-    path = executed_decks / "tex.ipynb"
-    nbformat.write(nb, path)
-    url, session = open_deck(presenting["url"], path)
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    try:
-        page.goto(url)
-        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    with slideshow(chromium, presenting, nb, executed_decks / "tex.ipynb") as page:
         assert MATHJAX not in page.evaluate(DISABLED_JS)
         page.wait_for_function("() => document.querySelectorAll('.reveal section.present "
                                "mjx-container').length > 0", timeout=20_000)
         assert page.evaluate(MATHJAX_RAN_JS) is True
-    finally:
-        page.close()
-        close_session(presenting["url"], session)
 
 
 @pytest.mark.browser
@@ -603,25 +611,16 @@ def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, e
         "slideshow": {"slide_type": "slide"}}), nbformat.v4.new_code_cell(
         'from workshop import file_map\nfile_map("jax._src.core", within=("Jaxpr", "Literal"),'
         ' reads=["Jaxpr"])')]
-    path = executed_decks / "file-map.ipynb"
-    nbformat.write(nb, path)
-    url, session = open_deck(presenting["url"], path)
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
     shown = ("() => { const c = document.querySelector('.reveal section.present .jp-CodeCell');"
              " const h = (q) => { const e = c.querySelector(q); return e ? "
              "e.getBoundingClientRect().height : 0; }; return [h('.jp-Cell-inputWrapper'), "
              "h('.workshop-filemap')]; }")
-    try:
-        page.goto(url)
-        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    with slideshow(chromium, presenting, nb, executed_decks / "file-map.ipynb") as page:
         call_px, map_px = page.evaluate(shown)
         assert call_px > 20 and map_px == 0, "before its run the slide shows the call"
         assert run_slide_cells(page, "file map") == ["[1]:"]
         call_px, map_px = page.evaluate(shown)
         assert call_px == 0 and map_px > 200, (call_px, map_px)
-    finally:
-        page.close()
-        close_session(presenting["url"], session)
 
 
 @pytest.mark.robust
@@ -644,13 +643,7 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
             "raise ValueError('\\n'.join(f'line {i}' for i in range(10_000)))"),
         slide("## Still here"), nbformat.v4.new_code_cell("print('still here')")]
     nb.cells += [slide(f"## Filler {k}") for k in range(500 - len(nb.cells))]
-    path = executed_decks / "big-output.ipynb"
-    nbformat.write(nb, path)
-    url, session = open_deck(presenting["url"], path)
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    try:
-        page.goto(url)
-        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    with slideshow(chromium, presenting, nb, executed_decks / "big-output.ipynb") as page:
         t0 = time.monotonic()
         assert run_slide_cells(page, "big output", timeout=120_000) == ["[1]:"]
         assert time.monotonic() - t0 < 60
@@ -677,9 +670,6 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
         assert page.evaluate("() => document.querySelectorAll('.reveal .slides "
                              "section:not(.stack)').length") == \
             sum(c.cell_type == "markdown" for c in nb.cells) == 495   # every slide is there
-    finally:
-        page.close()
-        close_session(presenting["url"], session)
 
 
 def _notes_of_slide(nb, k: int) -> list[str]:
