@@ -553,22 +553,34 @@ def _nb(*cells, outputs=()):
 @pytest.mark.parametrize("nb, tex", [
     (_nb("## ∂f/∂x = 2·x, in Unicode", ("code", "print('$5')")), False),
     (_nb("a `latex` word in prose", ("code", "x = 1"), outputs=[{"text/plain": "$ 5"}]), False),
+    (_nb(("code", 're.findall(r"\\[(\\w+)\\]\\(x$", s)')), False),   # a regex: code, not output
+    (_nb(("code", "1"), outputs=[{"image/svg+xml": "<svg><text>$x$</text></svg>"}]), False),
     (_nb("Euler: $e^{i\\pi} + 1 = 0$"), True),
     (_nb("$$\\nabla f$$"), True),
-    (_nb("inline \\(x^2\\)"), True),
-    (_nb("display \\[x^2\\]"), True),
+    (_nb("inline \\\\(x^2\\\\)"), True),
+    (_nb("display \\\\[x^2\\\\]"), True),
+    (_nb("escaped \\(x^2\\): Markdown's parenthesis, in doubt"), True),
     (_nb("\\begin{align} a &= b \\end{align}"), True),
+    (_nb("\\begin {align} a &= b \\end {align}"), True),
+    (_nb("&#36;x^2&#36; from an entity"), True),
     (_nb("a `$HOME` in prose: in doubt, MathJax stays"), True),
     (_nb(("code", "1"), outputs=[{"text/latex": "x"}]), True),
     (_nb(("code", "1"), outputs=[{"text/html": "<b>$x$</b>"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/html": "<b>&#x24;x&#X24;</b>"}]), True),
     (_nb(("code", "1"), outputs=[{"text/markdown": "$x$"}]), True),
     (_nb(("code", "from IPython.display import Math")), True),
     (_nb(("code", "display(Latex('x'))")), True),
+    (_nb(("code", "%%markdown\nx")), True),
+    (_nb(("code", "%%html\n<p>x</p>")), True),
+    (_nb(("code", "display_markdown('x', raw=True)")), True),
+    (_nb(("code", "HTML('<p>x</p>')")), True),
     (_nb(("code", "import sympy")), True),
     (_nb(("code", "obj._repr_latex_()")), True),
-], ids=["unicode", "plain-dollar", "inline", "display", "paren", "bracket", "begin", "code-span",
-        "latex-out", "html-out", "md-out", "Math", "Latex", "sympy", "repr"])
-def test_a_notebook_needs_mathjax_exactly_when_it_has_tex(nb, tex):
+], ids=["unicode", "plain-dollar", "regex", "svg", "inline", "display", "paren", "bracket",
+        "escaped-paren", "begin", "begin-space", "entity", "code-span", "latex-out", "html-out",
+        "html-entity", "md-out", "Math", "Latex", "md-magic", "html-magic", "display_markdown",
+        "HTML", "sympy", "repr"])
+def test_a_notebook_keeps_mathjax_wherever_it_may_have_tex(nb, tex):
     from workshop.tools.present_extension import uses_tex
     assert uses_tex(nb) is tex
 

@@ -22,11 +22,13 @@ end of the present slide against the plan, blue ahead, green on track, red behin
 at the top of each slide's notes gives the slide's planned time, where the talk should be at its
 end, and its section's minutes.
 
-MathJax: JupyterLab typesets TeX with MathJax 3, whose fonts it sets up on a page's first
-typeset (every rendered Markdown cell asks), 1.1 s of a deck's 5.9 s in Chromium here,
-measured. The kit's decks write math in Unicode (the notebook rules), so the slideshow page of a
-notebook with no TeX (`uses_tex`) leaves JupyterLab's MathJax plugin out: it opens about a
-second sooner, and a `$` is shown as written. A notebook with TeX keeps it.
+MathJax: JupyterLab typesets TeX with MathJax 3, which sets itself up on a page's first
+typeset (every rendered Markdown cell asks, math or none: it loads its code and builds its font
+tables), 1.1 s of deck 04's 5.9 s to open in Chromium here, measured. The kit's decks write
+math in Unicode (the notebook rules), so the slideshow page of a notebook with no TeX
+(`uses_tex`) leaves JupyterLab's MathJax plugin out: it opens about a second sooner, and a `$`
+is shown as written. A notebook with TeX keeps it. (Decided when the page loads: TeX typed into
+a cell during the talk is typeset after a reload.)
 
 Rehearsal (`present --rehearse`): the script posts each slide change to this extension's
 `/workshop/rehearsal` handler, which appends it, with the server's time, to the log the
@@ -70,18 +72,24 @@ def page_plan_for(nb) -> dict | None:
 
 
 MATHJAX = "@jupyterlab/mathjax-extension"
-# what JupyterLab's Markdown renderer takes for math ($…$, $$…$$, \(…\), \[…\],
-# \begin{…}): any `$` counts, so a notebook in doubt keeps MathJax
-TEX = re.compile(r"\$|\\\(|\\\[|\\begin\{")
-# the outputs JupyterLab typesets, and code that makes such an output as it runs
+# Math in what JupyterLab typesets: its Markdown renderer hands MathJax $…$, $$…$$, \\(…\\),
+# \\[…\\] and \begin{…}…\end{…} (a single \( is Markdown's escaped parenthesis, counted all
+# the same); MathJax also finds \begin {…}; an HTML entity for $ is a $ by the time MathJax
+# reads the page. Any $ at all counts: a notebook in doubt keeps MathJax.
+TEX = re.compile(r"\$|\\\(|\\\[|\\begin\s*\{|(?i:&#0*36;|&#x0*24;|&dollar;)")
+# the outputs JupyterLab typesets (an SVG is drawn as an <img>: no text to typeset)
 TYPESET = ("text/markdown", "text/latex", "text/html")
-MAKES_TEX = re.compile(r"(?i:latex)|\bMath\b|\bMarkdown\b|sympy")
+# code that names what makes such an output as it runs (IPython's Latex, Math, Markdown, HTML,
+# %%markdown, %%html, display_markdown, a _repr_html_ or _repr_latex_, sympy); a code cell's own
+# $ (a regex, a shell variable) is not looked at: it is code, not output
+MAKES_TEX = re.compile(r"(?i:latex|markdown|html)|\bMath\b|sympy")
 
 
 def uses_tex(nb) -> bool:
-    """Whether the slideshow of `nb` needs MathJax: TeX in a Markdown cell or in a saved
-    output JupyterLab typesets, a text/latex output, or code that can make one live (IPython's
-    Latex, Math or Markdown, a `_repr_latex_`, sympy)."""
+    """Whether the slideshow of `nb` may need MathJax: TeX in a Markdown cell or in a saved
+    output JupyterLab typesets, a text/latex output, or code that names an output it would
+    typeset. TeX that code makes without naming it (a table of prices in HTML) is shown as
+    written."""
     for cell in nb.cells:
         if cell.cell_type == "markdown" and TEX.search(cell.source):
             return True
