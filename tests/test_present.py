@@ -29,6 +29,7 @@ from workshop.tools import browser, paths, rehearse, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.paths import page_script
 from workshop.tools.present import call, free_port, session_for
+from workshop.tools.present_extension import MATHJAX, uses_tex
 
 TEST_SCRIPTS = Path(__file__).with_name("page_scripts")
 
@@ -581,19 +582,16 @@ def _nb(*cells, outputs=()):
         "html-entity", "md-out", "Math", "Latex", "md-magic", "html-magic", "display_markdown",
         "HTML", "sympy", "repr"])
 def test_a_notebook_keeps_mathjax_wherever_it_may_have_tex(nb, tex):
-    from workshop.tools.present_extension import uses_tex
     assert uses_tex(nb) is tex
 
 
 def test_no_kit_notebook_needs_mathjax():
     # the rule the slideshow's speed rests on (math in Unicode): every deck and lab opens
     # without MathJax
-    from workshop.tools.present_extension import uses_tex
     assert [p.name for p in nbs.all_notebooks() + sorted(paths.EXERCISES.glob("*.ipynb"))
             if uses_tex(nbs.read(p))] == []
 
 
-MATHJAX = "@jupyterlab/mathjax-extension"
 DISABLED_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
                ".disabledExtensions")
 MATHJAX_RAN_JS = "() => !!document.getElementById('MJX-CHTML-styles')"
@@ -602,7 +600,7 @@ MATHJAX_RAN_JS = "() => !!document.getElementById('MJX-CHTML-styles')"
 @pytest.mark.browser
 def test_a_notebook_with_tex_keeps_mathjax_in_the_slideshow(chromium, presenting,
                                                             executed_decks):
-    # JupyterLab's MathJax sets its fonts up on a page's first typeset, a second of every
+    # JupyterLab's MathJax sets itself up on a page's first typeset, a second of every
     # deck's opening: the decks open without it (their test: it never ran there), and a
     # notebook with TeX keeps it and shows its math typeset
     nb = _nb("## Euler\n\n$e^{i\\pi} + 1 = 0$")

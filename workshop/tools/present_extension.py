@@ -77,8 +77,9 @@ MATHJAX = "@jupyterlab/mathjax-extension"
 # the same); MathJax also finds \begin {…}; an HTML entity for $ is a $ by the time MathJax
 # reads the page. Any $ at all counts: a notebook in doubt keeps MathJax.
 TEX = re.compile(r"\$|\\\(|\\\[|\\begin\s*\{|(?i:&#0*36;|&#x0*24;|&dollar;)")
-# the outputs JupyterLab typesets (an SVG is drawn as an <img>: no text to typeset)
-TYPESET = ("text/markdown", "text/latex", "text/html")
+# the other outputs JupyterLab typesets (any text/latex counts; an SVG is drawn as an <img>: no
+# text to typeset)
+TYPESET = ("text/markdown", "text/html")
 # code that names what makes such an output as it runs (IPython's Latex, Math, Markdown, HTML,
 # %%markdown, %%html, display_markdown, a _repr_html_ or _repr_latex_, sympy); a code cell's own
 # $ (a regex, a shell variable) is not looked at: it is code, not output
