@@ -139,6 +139,7 @@ def test_a_source_excerpt_never_ends_on_a_dangling_header():
 def test_the_four_stations_helpers():
     traced = jax.jit(lambda x: jnp.sin(x).sum()).trace(jnp.ones(4))
     assert "2 equations" in show_jaxpr(traced).title
+    assert show_jaxpr(jax.make_jaxpr(jnp.sin)(1.0)).title == "jaxpr · 1 equation"
     lowered = traced.lower()
     assert "stablehlo.sine" in str(show_stablehlo(lowered, max_lines=None, width=None))
     compiled = lowered.compile()

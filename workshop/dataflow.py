@@ -275,21 +275,57 @@ def _jaxpr_of(x):
 
 def show_graph(jaxpr, down: bool = False, box_w: int = 110, gap: int = 44,
                unknowns: list[bool] | None = None, title: str = "") -> Picture:
-    """A jaxpr as the dataflow graph it is: inputs on the left, one box per equation in the
-    column after the last equation it reads from, the outputs on the right. Each box names
-    the variable it defines and its type (~ marks a weak type, which the text form hides);
-    a literal is written in the box that uses it: add(·, 2.0). down=True draws the levels top to
-    bottom, with larger type: for a short jaxpr on a slide.
+    """A jaxpr drawn as the dataflow graph it is.
 
-    unknowns (one bit per input; the consts the jaxpr carries are known) draws partial
-    evaluation's cut: an equation is unknown when any input is, known ones stay blue, unknown
-    ones are purple (runs later), and each known value an unknown equation reads is a
-    residual (a thick orange arrow: the slide's point). The split drawn is checked against
-    pe.partial_eval_jaxpr_nounits (the primitives on each side, the number of residuals); a
-    disagreement raises, as for a nested jit, cond or scan, which pe splits inside.
+    Inputs on the left, one box per equation in the column after the last equation it reads
+    from, the outputs on the right, an arrow per variable read. An equation's box is titled
+    with its primitive and names the variable it defines and its type (~ marks a weak type,
+    which the text form hides); a literal is written in the box that uses it: add(·, 2.0).
+    An input's box names the variable and the function's own parameter. The boxes of each
+    column but the outputs' are reordered so that few arrows cross (the fewest, for a jaxpr
+    as short as a slide's); the facts keep the jaxpr's order.
 
-    title: a caption line above the graph, saying what it is (two graphs on two slides, a
-    program and its transpose, need their names on them)."""
+    With `unknowns`, the graph shows partial evaluation's cut: an equation is unknown when
+    any of its inputs is, known ones stay blue, unknown ones are purple (they run later), and
+    each known value an unknown equation reads is a residual (a thick orange arrow: the
+    slide's point). The split drawn is checked against pe.partial_eval_jaxpr_nounits (the
+    primitives on each side, the number of residuals).
+
+    Args:
+        jaxpr: what `jax.make_jaxpr(f)(...)` returns, or a `jax.jit(f).trace(...)` result.
+        down: if True, draw the levels top to bottom with larger type (for a short jaxpr on
+            a slide); else left to right. Defaults to False.
+        box_w: the narrowest a box may be, in px, left to right. Defaults to 110.
+        gap: the px between two columns, left to right. Defaults to 44.
+        unknowns: one bit per input of the jaxpr, True for unknown (the consts the jaxpr
+            carries are known), or None for no cut. Defaults to None.
+        title: a caption line above the graph, saying what it is (two graphs on two slides,
+            a program and its transpose, need their names on them). Defaults to "".
+
+    Returns:
+        A `Picture` captioned "dataflow: N input(s) → N equation(s) in N column(s) → N
+        output(s)", its facts: "columns" (each column's box titles, in the jaxpr's order)
+        and "edges" (the variable each arrow carries); with `unknowns`, also "known" and
+        "unknown" (the primitives on each side of the cut) and "residuals" (their names).
+
+    Raises:
+        TypeError: `jaxpr` is neither a jaxpr nor a jit trace.
+        ValueError: `unknowns` does not have one bit per input; both `unknowns` and `title`
+            are given; or partial evaluation splits the jaxpr otherwise than drawn (as for a
+            nested jit, cond or scan, which it splits inside).
+
+    Example:
+        >>> def f(x, y):
+        ...     return jnp.sin(x) * y
+        >>> graph = show_graph(jax.make_jaxpr(f)(1.0, 2.0))
+        >>> graph
+        dataflow: 2 input(s) → 2 equation(s) in 2 column(s) → 1 output(s)
+        >>> graph.facts["columns"]
+        [['a', 'b'], ['sin'], ['mul'], ['out']]
+        >>> cut = show_graph(jax.make_jaxpr(f)(1.0, 2.0), unknowns=[False, True])
+        >>> cut.facts["known"], cut.facts["unknown"], cut.facts["residuals"]
+        (['sin'], ['mul'], ['c'])
+    """
     inner = _jaxpr_of(jaxpr)
     if unknowns is not None and len(unknowns) != len(inner.invars):
         raise ValueError(f"unknowns has {len(unknowns)} bit(s); the jaxpr has "
@@ -364,14 +400,34 @@ def _name_ends(fwd: JaxprGraph, bwd: JaxprGraph, params: list[str]) -> None:
 
 
 def show_ad_flow(f, *args) -> Picture:
-    """One function's derivative both ways, as dataflow. Above, after f's own equations ran
-    once, the linear function jax.linearize(f, *args) returns (its jaxpr: the tangent
-    program), read left to right: tangents in, tangents out. Below, that program
-    transposed by jax.linear_transpose, read
-    right to left: cotangents in at the right, cotangents out at the left. The residuals the
-    forward pass saved (a, b, …: the consts of both programs) are written, by name, in the
-    boxes that use them. Facts: f's primitives, each program's primitives in order, the
-    residuals' types by name, and the primal output's type."""
+    """One function's derivative both ways, as dataflow: forward-mode above, reverse below.
+
+    Above, after f's own equations ran once, the linear function `jax.linearize(f, *args)`
+    returns (its jaxpr: the tangent program), read left to right: tangents in, tangents out.
+    Below, that program transposed by `jax.linear_transpose`, read right to left:
+    cotangents in at the right, cotangents out at the left. The residuals the forward pass
+    saved (a, b, …: the consts of both programs) are written, by name, in the boxes that use
+    them, and listed under the graphs. The ends are named after f's parameters.
+
+    Args:
+        f: the function to differentiate, of array arguments.
+        *args: the point to linearize `f` at.
+
+    Returns:
+        A `Picture` captioned with the primitives each way, its facts: "primal" (f's own
+        primitives), "forward" and "backward" (each program's primitives, in order),
+        "residuals" (each residual's type, by name) and "primal_out" (the type of f's
+        output).
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * x
+        >>> pic = show_ad_flow(f, 2.0)
+        >>> pic
+        f: tangents through mul, mul, mul, add_any; cotangents back through mul, mul, mul, add_any
+        >>> pic.facts["primal"], pic.facts["residuals"], pic.facts["primal_out"]
+        (['sin', 'mul'], {'a': 'f32[]', 'b': 'f32[]'}, 'f32[]')
+    """
     import jax
 
     y, lin, tr, fwd_names, same = _ad_programs(f, args)

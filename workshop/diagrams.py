@@ -73,10 +73,35 @@ def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> li
 
 
 def show_collectives(compiled, mesh) -> Picture:
-    """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh, one
-    dashed outline per group of devices that combine their values, each device naming its
-    group (read from its replica_groups). A collective it cannot draw (collective-permute
-    names pairs, not groups) is listed as not drawn, never dropped silently."""
+    """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh.
+
+    One panel per collective (all-reduce, all-gather, reduce-scatter, all-to-all; an async
+    one by its -start), in the HLO's order: the mesh's devices as boxes, each naming its
+    device id and its group, and one dashed outline per group of devices that combine their
+    values (a line through them, in order, where the group is not a block of the mesh). The
+    groups are read from each collective's replica_groups; they count positions in
+    `mesh.devices`, row by row. A collective it cannot draw (collective-permute names pairs,
+    not groups) is listed as not drawn, never dropped silently.
+
+    Args:
+        compiled: a `jax.jit(f).lower(...).compile()` result, partitioned over `mesh`.
+        mesh: the 2-D `jax.sharding.Mesh` it runs on (its axis names label the panels).
+
+    Returns:
+        A `Picture` captioned "kind: groups [...]" per collective ("no collectives" when
+        there are none), its facts: "collectives" (a {"kind", "groups"} dict per panel) and
+        "not_drawn" (the kinds of collective it could not draw, sorted).
+
+    Raises:
+        ValueError: the mesh is not 2-D.
+
+    Example:
+        >>> from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+        >>> mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+        >>> x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("y")))
+        >>> show_collectives(jax.jit(jnp.sum).lower(x).compile(), mesh)
+        all-reduce: groups [[0, 1, 2, 3], [4, 5, 6, 7]]
+    """
     import numpy as np
 
     grid = np.asarray(mesh.devices)
@@ -155,9 +180,30 @@ def _tree_nodes(tree, treedef, is_leaf) -> tuple[list, list]:
 
 
 def show_tree(tree, is_leaf=None) -> Picture:
-    """A pytree as tree_util sees it: one box per node of its treedef (containers by type,
-    None as an empty node, leaves numbered in flatten order) and each edge labelled with its
-    key (see _tree_nodes). Coordinates are written as Python prints them (12.0)."""
+    """A pytree as tree_util sees it: one box per node of its treedef, each edge its key.
+
+    Containers are boxes named by their type, a None is an empty (dashed) node, and each
+    leaf is numbered in flatten order and shows its type (an array's short type, f32[2,3])
+    or its repr. Each edge is labelled with its key as `jax.tree_util.keystr` writes it
+    (['w'], [0], .field). Coordinates are written as Python prints them (12.0).
+
+    Args:
+        tree: the pytree to draw.
+        is_leaf: as in `jax.tree_util`: a function of a subtree that returns True where the
+            tree should stop (that subtree is drawn as one leaf), or None. Defaults to None.
+
+    Returns:
+        A `Picture` captioned "pytree: N nodes, K leaves: " and the leaves' paths, its facts:
+        "nodes" (how many boxes), "leaves" (what each leaf box shows, in flatten order) and
+        "keys" (each edge's key, in the treedef's order).
+
+    Example:
+        >>> pic = show_tree({"w": jnp.ones((2, 3)), "b": None, "n": (1.0, 2)})
+        >>> pic
+        pytree: 6 nodes, 3 leaves: ['n'][0], ['n'][1], ['w']
+        >>> pic.facts["leaves"], pic.facts["keys"]
+        (['1.0', '2', 'f32[2,3]'], ["['b']", "['n']", '[0]', '[1]', "['w']"])
+    """
     from jax import tree_util as tu
 
     treedef = tu.tree_structure(tree, is_leaf=is_leaf)
@@ -231,11 +277,36 @@ def _lane(xs: list, cell: float, mid: float, got: list, px: float) -> list:
 
 
 def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
-    """The six in-process caches under a jit call (jitcache.CHAIN, in the order a call meets
-    them) as a chain of boxes, and for each call of `rows` ({call label: jitcache.probe(...)})
-    a lane under the chain: green where a cache hit, red where it missed, grey where the call
-    never reached it, the lane's line running as far as the call went. A repeat call stops at
-    the first box; a new shape runs all the way down."""
+    """The six in-process caches under a jit call, and which of them each call hit.
+
+    The caches (jitcache.CHAIN, in the order a call meets them) are a chain of boxes, and
+    each call of `rows` is a lane under the chain: green where a cache hit, red where it
+    missed, grey where the call never reached it, the lane's line running as far as the call
+    went. A repeat call stops at the first box; a new shape runs all the way down.
+
+    Args:
+        rows: {call label: what `workshop.jitcache.probe(f, *args)` returned for that call},
+            in the order to draw them: each a {cache name: "hit", "miss" or "·"} dict over
+            the six caches.
+
+    Returns:
+        A `Picture` captioned with each call's outcomes, its facts: "caches" (the six names,
+        in order) and "calls" ({call label: [(cache, outcome), ...]}).
+
+    Raises:
+        ValueError: a row is not a probe result (other caches, or another outcome).
+
+    Example:
+        >>> from workshop.jitcache import probe
+        >>> f = jax.jit(lambda x: jax.lax.sin(x))
+        >>> x = jnp.ones(3)
+        >>> rows = {"first call": probe(f, x), "repeat call": probe(f, x)}
+        >>> pic = show_cache_chain(rows)
+        >>> pic
+        first call: miss miss miss miss miss miss; repeat call: hit · · · · ·
+        >>> pic.facts["caches"][:3]
+        ['C++ fast path', '_infer_params_cached', 'trace_to_jaxpr']
+    """
     from .jitcache import CHAIN
 
     caches = [name for name, *_ in CHAIN]
@@ -322,12 +393,39 @@ def _in_axes(in_axes, args) -> list:
 
 
 def show_batching(f, *args, in_axes=0) -> Picture:
-    """Where vmap keeps the batch dimension: `f`'s own equations top to bottom (the jaxpr of
-    one example), each value drawn as a row of its axes with the batch axis B, teal, where
-    the equation's batching rule left it (read from the BatchTracers while jax.vmap(f) runs).
-    A rule moves B when that is cheaper than moving it back; vmap moves it to out_axes=0 only
-    at the end, which is the batched jaxpr's trailing transpose. Facts: per equation, the
-    batch dim of its inputs and outputs; the batched jaxpr's primitives."""
+    """Where vmap keeps the batch dimension, equation by equation.
+
+    `f`'s own equations top to bottom (the jaxpr of one example), each value drawn as a row
+    of its axes with the batch axis B, teal, where the equation's batching rule left it
+    (read from the BatchTracers while jax.vmap(f) runs). A rule moves B when that is cheaper
+    than moving it back; vmap moves it to out_axes=0 only at the end, which is the batched
+    jaxpr's trailing transpose. The batched jaxpr's primitives are written under the rows.
+
+    Args:
+        f: the function to vmap, written for one example.
+        *args: the arguments (arrays), each batched along its `in_axes` entry.
+        in_axes: the batch axis of each argument: one int for all of them, or a list or
+            tuple with an int or None (not batched) per argument, at least one int.
+            Defaults to 0.
+
+    Returns:
+        A `Picture` captioned with where each equation left B, its facts: "inputs" (each
+        argument's batch dim), "equations" ((primitive, its inputs' batch dims, its outputs')
+        per equation), "batched" (the primitives of `jax.make_jaxpr(jax.vmap(f))`), "size"
+        (the batch size) and "out" (the result's axes, B first).
+
+    Raises:
+        ValueError: `in_axes` has not one entry per argument, or batches none of them.
+
+    Example:
+        >>> def f(x):
+        ...     return x.sum(0)
+        >>> pic = show_batching(f, jnp.ones((3, 5, 4)), in_axes=2)
+        >>> pic
+        in: B at [2]; reduce_sum: B at [1]
+        >>> pic.facts["batched"], pic.facts["out"]
+        (['reduce_sum', 'transpose'], [['B=4', '5']])
+    """
     import jax
 
     axes = _in_axes(in_axes, args)

@@ -7,14 +7,63 @@ from .show import WIDTH
 
 
 class ClaimFailed(AssertionError):
-    """A slide claims an error that did not come (or another one came): the deck is wrong."""
+    """A slide's claim about JAX is false: the deck is wrong, and its run fails.
+
+    `refuses` raises it when the error a slide claims did not come (or another one came, or
+    its message does not match); `file_map` when the file does not define a part the deck
+    reads, or the map does not fit its slide; `workshop.jitcache.probe` when a cache is not
+    where the deck says. An AssertionError: a build or a test fails on it as on a failed
+    assert.
+
+    Args:
+        message: what was claimed and what happened instead.
+
+    Example:
+        >>> with refuses(ZeroDivisionError):
+        ...     x = 1 / 2
+        Traceback (most recent call last):
+        ...
+        workshop.expect.ClaimFailed: refuses: expected ZeroDivisionError, but nothing was raised
+        >>> issubclass(ClaimFailed, AssertionError)
+        True
+    """
 
 
 class refuses:
-    """`with refuses(TypeError, match="..."): ...` — the body must raise ErrorType.
+    """`with refuses(TypeError, match="..."): ...`: the body must raise that error.
 
-    On the expected error: prints its type and first lines, and the cell goes on. With no error,
-    or another type, or a message that does not match: raises ClaimFailed, so the run fails.
+    A context manager for a slide that shows JAX refusing something. On the expected error
+    it prints "✗ refused — Type" and the message's first lines (wrapped to the slide's width;
+    a notebook cell's temporary file name shown as <cell>), swallows the error, and the cell
+    goes on. With no error, another type, or a message that does not match: it raises
+    ClaimFailed, so the run fails. `with ... as r` binds the `refuses` itself.
+
+    Args:
+        error: the exception class the body must raise (a subclass counts).
+        match: a regular expression that the error's message must contain (re.search), or
+            None for any message. Defaults to None.
+        lines: how many (non-blank) lines of the message to print; one more line counts
+            the rest. Defaults to 2.
+
+    Attributes:
+        caught: the exception the body raised, once it was the expected one; else None.
+
+    Raises:
+        ClaimFailed: on leaving the block, when the body raised nothing, another type of
+            error, or a message that `match` does not find.
+
+    Example:
+        >>> with refuses(TypeError, match="incompatible shapes") as r:
+        ...     y = jnp.ones(3) + jnp.ones(4)
+        ✗ refused — TypeError
+          add got incompatible shapes for broadcasting: (3,), (4,).
+        >>> type(r.caught).__name__
+        'TypeError'
+        >>> with refuses(ValueError):  # doctest: +ELLIPSIS
+        ...     y = jnp.ones(3) + jnp.ones(4)
+        Traceback (most recent call last):
+        ...
+        workshop.expect.ClaimFailed: refuses: expected ValueError, got TypeError: add got ...
     """
 
     def __init__(self, error: type[BaseException], match: str | None = None, lines: int = 2):

@@ -12,8 +12,8 @@ A slide holds ROWS rows at the projector's type size. A longer file is shown in 
 sub-slide (`part=(2, 3)`: the second of three runs of rows, a class never split from its
 methods), and the strip under each part marks where that part sits in the whole file. A map
 that would not fit one slide without `part` fails the run and says how many parts it needs.
-`within=("Tracer", "Trace")` maps only the top-level entries from one name to another, for a
-file the outline cites in parts.
+`within=("Trace", "Tracer")` maps only the top-level entries from one name to a later one, for
+a file the outline cites in parts.
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ class FileMap:
     entries: list[Entry]
     reads: set[str] = field(default_factory=set)
     scope: tuple[int, int] | None = None    # the lines this map shows (within= or part=)
-    label: str = ""                         # "part 2 of 3", "Tracer … Trace"
+    label: str = ""                         # "part 2 of 3", "Trace … Tracer"
     rows: list[Entry] | None = None         # the rows it shows, when not all
 
     @property
@@ -243,10 +243,54 @@ def _runs(rows: list[Entry], n: int) -> list[list[Entry]]:
 
 def file_map(module, reads=(), *, within: tuple[str, str] | None = None,
              part: tuple[int, int] | None = None) -> FileMap:
-    """The map of `module`'s whole file; `reads` names (qualified: "Tracer.__init__") the parts
-    the deck reads, each of which the file must define. `within=(first, last)`: only the
-    top-level entries from `first` to `last`. `part=(k, n)`: the k-th of n runs of rows, for a
-    file too long for one slide (more than ROWS rows fails the run, naming the parts needed)."""
+    """The map of `module`'s whole file: every function and class, its line and its role.
+
+    Read from the installed file with `ast` (the module itself is not imported), so it is the
+    pinned JAX's file, all of it. Each row is an entry's first line, its name and its role
+    (the docstring's first sentence, else its signature or bases); every class and module-level
+    function has a row, a class's methods only where the deck reads one of them. `reads`
+    names the parts the deck reads: they are marked ▶, and each must be defined by the file,
+    as a `show_source` anchor must be there. A slide holds ROWS (32) rows: a longer file is
+    shown in parts, one per sub-slide, and a map that does not fit fails the run.
+
+    Args:
+        module: the module, or its dotted name ("jax._src.cache_key").
+        reads: the qualified names ("get", "Tracer.__init__") of the entries the deck reads.
+            Defaults to none.
+        within: (first, last): only the top-level entries from `first` to `last`, both
+            included, or None for the whole file. `first` must come first in the file: the
+            other way round maps no rows. Defaults to None.
+        part: (k, n): only the k-th of n runs of rows (a class is never split from its
+            methods where it can be helped), or None for all rows. Defaults to None.
+
+    Returns:
+        A `FileMap`: `path` (relative to site-packages), `total` (its lines), `entries` (each
+        with `name`, `kind`, `line`, `end` and `role`), `reads`, and, for `within` or `part`,
+        `scope` (the lines shown) and `label`. Its `summary()` is the heading line; printed,
+        it is the heading and one row per entry shown; Jupyter shows the rows in columns over
+        a strip of the whole file drawn to scale.
+
+    Raises:
+        ClaimFailed: the module has no Python source, the file defines no entry named in
+            `reads` or `within`, `part` is not 1 ≤ k ≤ n or its rows do not make n parts, or
+            the rows do not fit one slide (the message says how many parts they need).
+
+    Example:
+        >>> fm = file_map("jax._src.cache_key", reads=["get", "_hash_xla_flags"])
+        >>> fm.path
+        'jax/_src/cache_key.py'
+        >>> [(e.kind, e.name) for e in fm.entries if e.name in fm.reads]
+        [('def', 'get'), ('def', '_hash_xla_flags')]
+        >>> for row in str(fm).split("\\n"):  # doctest: +ELLIPSIS
+        ...     if row.startswith("▶"):
+        ...         print(row)
+        ▶... get  Creates a hashed string to use as a key to the compilation cache.
+        ▶... _hash_xla_flags  (hash_obj, extra_flag_prefixes: list[str])
+        >>> file_map("jax._src.cache_key", reads=["get_the_key"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        workshop.expect.ClaimFailed: jax/_src/cache_key.py defines no get_the_key: ...
+    """
     path = source_file(module)
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")

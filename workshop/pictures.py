@@ -50,6 +50,35 @@ def projector_charts() -> None:
 
 @dataclass
 class Picture:
+    """A picture for a slide, drawn from live JAX objects: inline SVG, and what it drew.
+
+    What every `show_*` picture function returns. Jupyter, RISE and the PDF handouts show its
+    SVG (no files, no web fonts); a terminal, or a reader without SVG, shows its caption.
+    Its `facts` are the numbers and names it drew, so a hidden check cell can pin what the
+    picture claims. Sizes are the slide's own pixels: a slide is 1280×720, and a picture
+    wider than SLIDE_W (1184 px) is scaled down to it.
+
+    Attributes:
+        svg: the SVG document, one `<svg …>` element with a viewBox and a width.
+        caption: one line that says what the picture shows (its repr and str).
+        facts: what the picture drew, by name (each picture function says which). Defaults
+            to an empty dict.
+
+    Its methods: `size(slide_w=SLIDE_W)` is its (width, height) in px as shown on a slide
+    `slide_w` px wide; `text_px(slide_w=SLIDE_W)` is its smallest text in px as shown there
+    (18 or more reads from the back row).
+
+    Example:
+        >>> pic = Picture("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 100 50' "
+        ...               "width='200'><text font-size='12'>hi</text></svg>", "a greeting")
+        >>> pic
+        a greeting
+        >>> pic.size(), pic.text_px()
+        ((200.0, 100.0), 24.0)
+        >>> tree = show_tree([1.0, 2.0])
+        >>> type(tree).__name__, tree.facts["nodes"], tree._repr_svg_().startswith("<svg")
+        ('Picture', 3, True)
+    """
     svg: str
     caption: str
     facts: dict = field(default_factory=dict)
@@ -184,9 +213,33 @@ def _result(result) -> tuple[list[str], list[str]]:
 
 
 def show_stations(fn, *args, room: int = 4) -> Picture:
-    """The four stations of `jax.jit(fn)` on `args`, each box showing what it really produced:
-    the jaxpr's primitives, @main's top-level ops, the names of the compiled ENTRY's
-    instructions besides its parameters, the result's types (and value, for a scalar)."""
+    """The four stations of `jax.jit(fn)` on `args`, each box showing what it really produced.
+
+    Traces, lowers, compiles and calls `jax.jit(fn)` on `args`, and draws the chain Python →
+    jaxpr → StableHLO → HLO → result, each box listing what that station really holds: the
+    jaxpr's primitives, @main's top-level ops, the names of the compiled ENTRY's
+    instructions besides its parameters, the result's types (and value, for a scalar). A
+    name repeated is counted (mul ×2); a list longer than `room` lines ends "+N more".
+
+    Args:
+        fn: the function to jit (its name and parameters head the Python box).
+        *args: the arguments to trace it with and call it on.
+        room: the most lines each box lists. Defaults to 4.
+
+    Returns:
+        A `Picture` captioned with the whole chain, its facts: "equations" (the jaxpr's
+        primitives, in order), "stablehlo" (@main's ops), "hlo" (the ENTRY's instruction
+        names besides its parameters) and "result" (the result's leaves' types).
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * 2.0
+        >>> pic = show_stations(f, 1.0)
+        >>> pic.facts["equations"], pic.facts["result"]
+        (['sin', 'mul'], ['f32[]'])
+        >>> pic  # doctest: +ELLIPSIS
+        jax.jit(f): Python → jaxpr (2 equations) → StableHLO (3 ops) → HLO (...) → f32[]
+    """
     import jax
 
     traced = jax.jit(fn).trace(*args)

@@ -24,7 +24,40 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 @dataclass
 class Shown:
-    """A block of text for a slide, with optional source highlighting."""
+    """A block of text for a slide, with optional source highlighting.
+
+    What `trim` and every `show_*` function of this module return. Its `str()`, and its repr
+    (a terminal and a PDF show the same), is the title line, the text, each line after a
+    gutter with its real line number when `numbers` is set (▶ before a marked one), and, when
+    something was cut, one quiet line that says what. Jupyter shows it as HTML: highlighted
+    by pygments with inline styles when `lexer` is set (no stylesheet needed, so it survives
+    nbconvert's HTML export), the marked lines' numbers in the mark colour.
+
+    Attributes:
+        text: the lines shown, joined by newlines.
+        title: a heading line above the text, "" for none. Defaults to "".
+        lexer: the name of the pygments lexer that highlights the HTML ("python"), or None
+            for plain text. Defaults to None.
+        numbers: the real line number of each line of `text` (None for a line that stands
+            for folded ones: a docstring, a TODO), or None for no gutter. Defaults to None.
+        marked: the real line numbers of the marked lines. Defaults to an empty set.
+        notes: what was cut, one phrase each. Defaults to an empty list.
+        lines: (property) `text` split into its lines.
+        cut: (property) the notes in one line, "⋯ not shown: …", or "" when there are none.
+
+    Example:
+        >>> s = Shown("x = 1\\ny = 2", title="two lines", notes=["1 more line of 3"])
+        >>> s.lines
+        ['x = 1', 'y = 2']
+        >>> s
+        two lines
+        x = 1
+        y = 2
+        ⋯ not shown: 1 more line of 3
+        >>> Shown("def f(x):\\n    return x", numbers=[3, 4], marked={4})
+             3 │ def f(x):
+        ▶    4 │     return x
+    """
     text: str
     title: str = ""
     lexer: str | None = None        # pygments lexer name for HTML highlighting
@@ -87,11 +120,44 @@ class Shown:
 
 def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
          title: str = "", lexer: str | None = None, keep: str | None = None) -> Shown:
-    """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut in one
-    quiet line. keep: a regular expression for the line(s) the slide is about; each is shown,
-    whole (wrapped at `width`, never cut), and the lines cut to make room are others (a ⋯ line
-    stands where they were). A keep that matches no line raises LookupError: the slide's point
-    is gone from the output, which fails the build."""
+    """Cut `text` to `max_lines` lines of at most `width` columns, saying what was cut.
+
+    The first `max_lines` lines are kept, and a line wider than `width` is cut to it, ending
+    in …; one quiet line under the text says how many lines and line ends were cut. Terminal
+    colour codes (a jaxpr printed in a kernel has them) are removed first. The lines that
+    `keep` matches are the slide's point: each is shown whole (wrapped at `width`, never cut),
+    and the lines cut to make room for them are others (a ⋯ line stands where they were).
+
+    Args:
+        text: the text to show (a jaxpr, a module, a log).
+        max_lines: the most lines to show, or None for all. Defaults to MAX_LINES (14: what
+            a slide holds).
+        width: the most columns a line may have, or None for no limit. Defaults to WIDTH
+            (96: a slide's width at 20 px).
+        title: the heading line of the result. Defaults to "".
+        lexer: the pygments lexer name for the HTML highlighting, or None. Defaults to None.
+        keep: a regular expression (re.search) for the line(s) the slide is about, or None.
+            Defaults to None.
+
+    Returns:
+        A `Shown` with the lines kept, `title` and `lexer`, and the notes of what was cut.
+
+    Raises:
+        LookupError: `keep` matches no line: the slide's point is gone from the output,
+            which fails the build.
+
+    Example:
+        >>> text = "\\n".join(f"line {i}" for i in range(20))
+        >>> trim(text, max_lines=4, keep="line 17")
+        line 0
+        line 1
+          ⋯
+        line 17
+        ⋯ not shown: 16 more lines of 20
+        >>> trim("x = " + "1 + " * 30 + "1", width=40)
+        x = 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 +…
+        ⋯ not shown: 1 line end (…)
+    """
     text = _ANSI.sub("", text)   # JAX colours jaxprs in a kernel; a slide's HTML cannot
     lines = text.rstrip("\n").split("\n")
     hot = {i for i, line in enumerate(lines) if keep and re.search(keep, line)}
@@ -290,15 +356,63 @@ def _dangles(line: str) -> bool:
 def show_source(obj, *, start: str | None = None, stop: str | None = None,
                 mark: str | list[str] | tuple[str, ...] = (), docstring: bool = False,
                 max_lines: int | None = 30, width: int | None = SOURCE_WIDTH) -> Shown:
-    """The installed JAX's own source of `obj` (function, class, method, property, module).
+    """The installed JAX's own source of `obj`, with its real path and line numbers.
 
-    start / stop: text of the first / last line to show (the first line containing it), so a
-    slide names code, never line numbers. mark: text of lines to highlight (every shown line
-    that contains it). Any of them missing from the installed source raises LookupError, which
-    fails the build: a slide that points at code JAX no longer has is caught. The docstring is
-    folded to one line unless docstring=True, and upstream TODO / type-checker comments are
-    folded away; real line numbers are kept either way. A line wider than `width` is cut with
-    a quiet … and a note.
+    The source is read from the installed files, so a slide quotes the pinned JAX, never a
+    copy. `start` and `stop` name the first and last lines to show by their text, so a slide
+    names code, never line numbers; any of `start`, `stop` or `mark` missing from the source
+    raises LookupError, which fails the build: a slide that points at code JAX no longer has
+    is caught. The docstring is folded to one comment line unless `docstring=True`; an
+    upstream `# TODO` comment is folded to one line that says how many it was, and a trailing
+    `# type: ignore` (or pyrefly, mypy, pytype) comment is dropped. Real line numbers are kept
+    either way. An excerpt never ends on a blank line or a block's header (`else:`, a
+    decorator) unless that line is marked, and a line wider than `width` is cut with a quiet
+    … and a note.
+
+    Args:
+        obj: what to show: a function, class, method, property or module, or its dotted name
+            ("jax._src.core.Primitive.bind"); the name also finds a function that a C++
+            wrapper hides from `inspect`.
+        start: text of the first line to show (the first line that contains it), or None for
+            the first line. Defaults to None.
+        stop: text of the last line to show (the first line from `start` on that contains it),
+            or None for the last line. Defaults to None.
+        mark: text (or a list of texts) of the lines to highlight: every shown line that
+            contains it is marked ▶. Defaults to no marks.
+        docstring: if True, show the docstring whole instead of folded. Defaults to False.
+        max_lines: the most lines to show, or None for all. Defaults to 30.
+        width: the most columns a line may have, or None for no limit. Defaults to
+            SOURCE_WIDTH (88: a slide's 96 columns less the 8 of the gutter).
+
+    Returns:
+        A `Shown` titled "path:first–last  name" (for JAX's files, the path relative to the
+        folder JAX is installed in), with python highlighting, each line's real line number,
+        the marked lines, and the notes of what was cut.
+
+    Raises:
+        LookupError: the name cannot be imported or found, or `start`, `stop` or a `mark` is
+            not in the shown source.
+        ValueError: a marked line falls past `max_lines` (the slide would point at a hidden
+            line).
+        TypeError: `obj` is an object with no Python source (pass its dotted name instead).
+
+    Example:
+        >>> from jax._src import xla_bridge
+        >>> print(show_source(xla_bridge.backends_are_initialized))  # doctest: +ELLIPSIS
+        jax/_src/xla_bridge.py:...  backends_are_initialized
+        ... │ def backends_are_initialized() -> bool:
+               │   # ⋮ docstring, 1 line
+        ... │   with _backend_lock:
+        ... │     return len(_backends) != 0
+        >>> s = show_source("jax._src.core.Primitive.bind", start="prev_trace = trace_ctx.trace",
+        ...                 mark="bind_with_trace", max_lines=4)
+        >>> print(s)  # doctest: +ELLIPSIS
+        jax/_src/core.py:...  Primitive.bind
+        ... │     prev_trace = trace_ctx.trace
+        ... │     trace_ctx.set_trace(None)
+        ... │     try:
+        ▶... │       return self.bind_with_trace(prev_trace, args, avals, params)
+        ⋯ not shown: ... more line... (to line ...)
     """
     path, lines, first, name = _source_of(obj)
     where = f"{_relative(path)} ({name})"
@@ -332,16 +446,70 @@ def show_source(obj, *, start: str | None = None, stop: str | None = None,
 
 def show_jaxpr(obj, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
                keep: str | None = None) -> Shown:
-    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, or a `core.Jaxpr`. keep: the
-    line(s) the slide is about (see `trim`)."""
+    """Station 1: the jaxpr of a `jax.jit(f).trace(...)` result, or a `core.Jaxpr`.
+
+    The jaxpr's text, trimmed for a slide (see `trim`) and titled with its number of
+    top-level equations (those of a nested jit, cond or scan are not counted).
+
+    Args:
+        obj: a `jax.jit(f).trace(...)` result (its `.jaxpr` is shown), or a `core.Jaxpr`
+            itself (what `jax.make_jaxpr(f)(...)` returns).
+        max_lines: the most lines to show, or None for all. Defaults to MAX_LINES (14).
+        width: the most columns a line may have, or None for no limit. Defaults to WIDTH (96).
+        keep: a regular expression for the line(s) the slide is about, shown whole even past
+            `max_lines` (see `trim`), or None. Defaults to None.
+
+    Returns:
+        A `Shown` titled "jaxpr · N equations" ("1 equation" for one) with the jaxpr's lines.
+
+    Raises:
+        LookupError: `keep` matches no line of the jaxpr.
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * 2.0
+        >>> show_jaxpr(jax.jit(f).trace(1.0))
+        jaxpr · 2 equations
+        { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
+        >>> show_jaxpr(jax.make_jaxpr(f)(1.0)).lines[0]
+        '{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }'
+    """
     jaxpr = getattr(obj, "jaxpr", obj)
     n = len(getattr(jaxpr, "eqns", getattr(getattr(jaxpr, "jaxpr", None), "eqns", [])))
-    return trim(str(jaxpr), max_lines, width, title=f"jaxpr · {n} equations", keep=keep)
+    title = f"jaxpr · {n} equation" + ("" if n == 1 else "s")
+    return trim(str(jaxpr), max_lines, width, title=title, keep=keep)
 
 
 def show_stablehlo(lowered, max_lines: int | None = MAX_LINES, width: int | None = WIDTH,
                    keep: str | None = None) -> Shown:
-    """Station 2: the StableHLO module of a `.lower()` result (keep: see `trim`)."""
+    """Station 2: the StableHLO module of a `.lower()` result.
+
+    The MLIR text that `lowered.as_text()` gives, trimmed for a slide (see `trim`).
+
+    Args:
+        lowered: a `jax.jit(f).lower(...)` (or `.trace(...).lower()`) result.
+        max_lines: the most lines to show, or None for all. Defaults to MAX_LINES (14).
+        width: the most columns a line may have, or None for no limit. Defaults to WIDTH (96).
+        keep: a regular expression for the line(s) the slide is about, shown whole even past
+            `max_lines` (see `trim`), or None. Defaults to None.
+
+    Returns:
+        A `Shown` titled "StableHLO (lowered)" with the module's lines.
+
+    Raises:
+        LookupError: `keep` matches no line of the module.
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * 2.0
+        >>> s = show_stablehlo(jax.jit(f).lower(1.0), keep="sine")
+        >>> s.title
+        'StableHLO (lowered)'
+        >>> print(s.lines[0].split(" attributes")[0])
+        module @jit_f
+        >>> [line.strip() for line in s.lines if "sine" in line]
+        ['%0 = stablehlo.sine %arg0 : tensor<f32>']
+    """
     return trim(lowered.as_text(), max_lines, width, title="StableHLO (lowered)", keep=keep)
 
 
@@ -349,8 +517,36 @@ def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WI
              entry_only: bool = True, keep: str | None = None) -> Shown:
     """Station 3: the optimised HLO of a `.compile()` result, location tables dropped.
 
-    entry_only: show the module line and the ENTRY computation, not the fusion bodies. keep:
-    the line(s) the slide is about, shown whole (see `trim`).
+    The text of `compiled.as_text()` without its source-location tables and the `metadata=`
+    of each op (the notes say how many lines and ops that was), trimmed for a slide (see
+    `trim`). By default only the `HloModule` line and the ENTRY computation are shown: the
+    fused computations it calls are counted in a note instead.
+
+    Args:
+        compiled: a `jax.jit(f).lower(...).compile()` result.
+        max_lines: the most lines to show, or None for all. Defaults to MAX_LINES (14).
+        width: the most columns a line may have, or None for no limit. Defaults to WIDTH (96).
+        entry_only: if True, show the module line and the ENTRY computation, not the fusion
+            bodies and other computations; if False, the whole module. Defaults to True.
+        keep: a regular expression for the line(s) the slide is about, shown whole even past
+            `max_lines` (see `trim`), or None. Defaults to None.
+
+    Returns:
+        A `Shown` titled "HLO (compiled, optimised)", its notes saying what was dropped or cut.
+
+    Raises:
+        LookupError: `keep` matches no line of the HLO shown.
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * 2.0
+        >>> h = show_hlo(jax.jit(f).lower(1.0).compile())
+        >>> h.lines[1]
+        'ENTRY %main.1 (x.1: f32[]) -> f32[] {'
+        >>> [line.split(" = ")[0].strip() for line in h.lines[2:-1]]
+        ['%x.1', 'ROOT %sine_multiply_fusion']
+        >>> h.notes  # doctest: +ELLIPSIS
+        ['... location-table lines', 'metadata of ... ops', '1 other computation', ...]
     """
     text, notes = hlo_text(compiled)
     if entry_only:
@@ -366,7 +562,33 @@ def show_hlo(compiled, max_lines: int | None = MAX_LINES, width: int | None = WI
 
 
 def show_cost(compiled) -> Shown:
-    """Station 3, in numbers: XLA's cost analysis and the executable's memory analysis."""
+    """Station 3, in numbers: XLA's cost analysis and the executable's memory analysis.
+
+    One row per number, where the compiled executable reports it: the flops, transcendentals
+    and bytes accessed of `compiled.cost_analysis()`, then the argument, output, temp, alias
+    and generated-code bytes of `compiled.memory_analysis()`.
+
+    Args:
+        compiled: a `jax.jit(f).lower(...).compile()` result.
+
+    Returns:
+        A `Shown` titled "cost and memory analysis", one "name   value" line per number
+        (a cost the backend does not report is left out).
+
+    Example:
+        >>> def f(x):
+        ...     return jnp.sin(x) * 2.0
+        >>> show_cost(jax.jit(f).lower(jnp.ones(4)).compile())
+        cost and memory analysis
+        flops                            4
+        transcendentals                  4
+        bytes accessed                  32
+        argument bytes                  16
+        output bytes                    16
+        temp bytes                       0
+        alias bytes                      0
+        generated_code bytes             0
+    """
     cost = compiled.cost_analysis() or {}
     if isinstance(cost, list):      # older JAX returned one dict per device
         cost = cost[0] if cost else {}

@@ -1,0 +1,1 @@
+"""`hub`: the classroom hub on one machine, its configuration, its login and its load test."""
