@@ -199,6 +199,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if fixtures & {"chromium", "printer"}:
             item.add_marker(pytest.mark.browser)
+        # a browser, or the rare (a kill, a flood, a read-only disk) and the hub, is slow too:
+        # -m 'not slow' is the inner loop, with no notebook, build, browser or server
+        if any(item.get_closest_marker(m) for m in ("browser", "robust", "hub")):
+            item.add_marker(pytest.mark.slow)
     # the quick suite (scripts/test) leaves out the tests that the kit survives the rare, and
     # the classroom hub's (they run only as root); they run with --full, with -m robust or
     # -m hub (CI runs both after the quick suite), or named one by one

@@ -64,7 +64,7 @@ from test_present import (  # noqa: E402
 from workshop.config import CELL_TIMEOUT  # noqa: E402
 from workshop.tools import browser, errors, paths, talk  # noqa: E402
 from workshop.tools import notebooks as nbs  # noqa: E402
-from workshop.tools.present import LOGS, call, free_port  # noqa: E402
+from workshop.tools.present.server import LOGS, call, free_port  # noqa: E402
 
 ROOT = paths.ROOT
 REPORT = ROOT / "build" / "soak.md"

@@ -66,7 +66,7 @@ def test_a_stopped_build_leaves_no_process_behind(tmp_path, sig):
     time.sleep(2)   # the kernel is in the sleeping cell
     started = me.children(recursive=True)
     assert any("ipykernel" in " ".join(c.cmdline()) for c in started), "no kernel started"
-    # the terminal's Ctrl-C reaches the build alone, not its workers (see execute._worker_init)
+    # the terminal's Ctrl-C reaches the build alone, not its workers (see processes.worker_init)
     workers = [c for c in me.children() if "spawn_main" in " ".join(c.cmdline())]
     assert workers and all(os.getpgid(w.pid) != proc.pid for w in workers), workers
     second = None
@@ -242,7 +242,8 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_al
 def test_a_stale_lab_copy_is_refused_not_rewritten(tmp_path, monkeypatch):
     # the build once regenerated exercises/ as a side effect; it now names the stale copy and
     # the command that writes it, and leaves the copy as it found it
-    from workshop.tools import errors, labgen
+    from workshop.tools import errors
+    from workshop.tools.authoring import labgen
     from workshop.tools.builder import pipeline
     lab = nbs.lab_sources()[0]
     copy = tmp_path / lab.name

@@ -84,7 +84,8 @@ def test_doctor_is_green_here(capsys):
 def test_doctor_tries_the_slideshow_page_and_names_what_it_got(monkeypatch):
     # the listings said "enabled" while the page was a 404 (the audit): doctor now asks the
     # server present starts for the page; here that page's address is made one nobody serves
-    from workshop.tools import doctor, present
+    from workshop.tools import doctor
+    from workshop.tools.present import server as present
     monkeypatch.setattr(present.Server, "rise_url",
                         lambda self, rel: f"{self.base}/rise-nowhere/{rel}?token={self.token}")
     assert doctor.slideshow_problem() == \

@@ -11,8 +11,9 @@ import sys
 import nbformat
 import pytest
 
-from workshop.tools import compose, paths, talk
 from workshop.tools import notebooks as nbs
+from workshop.tools import paths, talk
+from workshop.tools.authoring import compose
 
 
 def _first_code_section(deck: str):

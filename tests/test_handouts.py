@@ -249,7 +249,7 @@ def test_slides_pdf_shows_the_end_of_every_output(runs, deck):
 def test_a_lab_sheet_withholds_only_outputs_near_an_answers_names():
     # an output is given unless its cell reads, or makes again, a name an answer leaves in the
     # kernel; an answer's locals, a loop's names and an f-string's format are not such names
-    from workshop.tools import labgen
+    from workshop.tools.authoring import labgen
     out = lambda text: [nbformat.v4.new_output("stream", name="stdout", text=text)]
     code = lambda src, text=None: nbformat.v4.new_code_cell(src, outputs=out(text) if text
                                                            else [])

@@ -18,7 +18,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workshop.tools import errors, hub, hubload, paths
+from workshop.tools import errors, paths
+from workshop.tools.hub import load as hubload
+from workshop.tools.hub import local as hub
 
 # (the quick run leaves them out: .ci/run runs them, as root, with the robust tests)
 pytestmark = [pytest.mark.hub,
@@ -367,7 +369,7 @@ def test_the_attendees_run_the_hubs_own_environment(room):
 def test_hub_load_reports_the_figures_of_the_sizing_table():
     # the benchmark at the suite's size: two attendees at once, through the same login, API and
     # websockets; its users are gone afterwards
-    r = subprocess.run([sys.executable, "-m", "workshop.tools.hubload", "2", "--json"],
+    r = subprocess.run([sys.executable, "-m", "workshop.tools.hub.load", "2", "--json"],
                        cwd=paths.ROOT, capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, **HOME))
     assert r.returncode == 0, r.stderr
@@ -392,7 +394,7 @@ def test_hub_load_reports_the_figures_of_the_sizing_table():
     (["2", "--lab", "X9"], "hub-load: --lab X9: no such lab (the labs: J1, J2, J3, J4, L2, L5)"),
 ])
 def test_hub_load_bad_input_is_one_line(args, says):
-    r = subprocess.run([sys.executable, "-m", "workshop.tools.hubload", *args], cwd=paths.ROOT,
+    r = subprocess.run([sys.executable, "-m", "workshop.tools.hub.load", *args], cwd=paths.ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith(says) and r.stderr.count("\n") == 1, r.stderr
 

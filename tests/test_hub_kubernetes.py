@@ -14,7 +14,8 @@ import yaml
 from tornado import web
 from traitlets.config import Config
 
-from workshop.tools import hub, paths
+from workshop.tools import paths
+from workshop.tools.hub import local as hub
 
 HERE = paths.ROOT / "deploy" / "kubernetes"
 DOCKERFILE = (HERE / "Dockerfile").read_text()
@@ -154,7 +155,7 @@ def test_the_values_login_refuses_as_scripts_hubs_does(name, password, taken, sa
     with pytest.raises(web.HTTPError) as e:
         asyncio.run(auth.authenticate(_Handler(taken), {"username": name, "password": password}))
     assert e.value.status_code == 403 and e.value.log_message == says
-    # scripts/hub's login says the same (workshop/tools/hubauth.py)
+    # scripts/hub's login says the same (workshop/tools/hub/auth.py)
     assert says in (hub.TAKEN.format(name=name), hub.NAME_RULE)
 
 

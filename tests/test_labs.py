@@ -13,10 +13,12 @@ import nbformat
 import numpy as np
 import pytest
 
+import workshop.config
 from workshop import labs
 from workshop.labs import j1
-from workshop.tools import errors, labgen, paths
+from workshop.tools import errors, paths
 from workshop.tools import notebooks as nbs
+from workshop.tools.authoring import labgen
 
 
 def _module(package: str, lab: str):
@@ -303,7 +305,7 @@ def test_a_check_stops_an_answer_that_hangs_exits_or_writes_where_it_stands(monk
     import time
 
     from workshop.labs import Task
-    monkeypatch.setattr(labs, "TIME_LIMIT", 1.0)
+    monkeypatch.setattr(workshop.config, "CHECK_TIME_LIMIT", 1.0)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.txt").write_text("the attendee's own file")
 
@@ -367,8 +369,8 @@ def test_a_check_stuck_inside_xla_says_to_restart_the_kernel(tmp_path):
     # own, since nothing ends that loop but ending the process)
     import time
     code = ("import workshop, jax, jax.numpy as jnp\n"
-            "import workshop.labs as labs\n"
-            "labs.TIME_LIMIT = 1.0\n"
+            "import workshop.labs as labs, workshop.config\n"
+            "workshop.config.CHECK_TIME_LIMIT = 1.0\n"
             "forever = lambda: jax.block_until_ready(jax.lax.while_loop(\n"
             "    lambda c: c == c, lambda c: c + 1, jnp.int32(0)))\n"
             "print('checking', flush=True)\n"

@@ -213,6 +213,70 @@ def test_the_runtime_imports_only_its_declared_dependencies():
     assert not _declared() & {lockfile.canon(n) for n in TOOLS_ONLY}
 
 
+def _graph() -> dict[str, set[str]]:
+    """{module: the package's modules it imports, anywhere in it}. `from . import x` is an edge
+    to the module x where there is one (not to the package it sits in)."""
+    files = {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    graph = {}
+    for name, path in files.items():
+        package = path.name == "__init__.py"
+        here = name if package else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[: len(here.split(".")) - (node.level - 1)]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                subs = {f"{base}.{a.name}" for a in node.names} & set(files)
+                edges |= subs if len(subs) == len(node.names) else subs | {base}
+        graph[name] = {e for e in edges if e in files and e != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles: each strongly connected group of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_package_has_no_import_cycle():
+    # the checker itself: a circle of two, and one of three, are found; a chain is not
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    graph = _graph()
+    assert graph["workshop.tools.builder.report"] >= {"workshop.tools.builder.execute"}
+    assert _cycles(graph) == [], "modules that import each other (lazily or not)"
+
+
 def _mapped() -> dict[str, list[str]]:
     """docs/maintaining.md's package map: {layer: [file, ...]} from its two tables (a bare
     `name.py` after a path is in that path's folder)."""

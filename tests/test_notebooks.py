@@ -139,6 +139,28 @@ def test_an_output_of_50_mb_is_cut_and_fails_the_run_in_seconds(tmp_path, code):
     assert [o.get("text") for o in ran.cells[2].outputs] == ["next\n"]
 
 
+def test_the_cap_interrupts_a_cell_that_would_never_stop_even_under_gc(tmp_path):
+    # the interrupt is an asyncio task, which the event loop holds only weakly: the client keeps
+    # it until it is done (a task collected mid-way never interrupts, and this cell would then
+    # print until the 120 s timeout). Collections after every allocation give it every chance
+    # to be lost.
+    import gc
+    import time
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Forever"),
+                nbformat.v4.new_code_cell("while True: print('x' * 99)")]
+    old = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    try:
+        t0 = time.perf_counter()
+        result, _ = execute.execute(nb, "forever", tmp_path, allow_errors=True)
+        took = time.perf_counter() - t0
+    finally:
+        gc.set_threshold(*old)
+    assert result.failure and result.failure.error.startswith(execute.OUTPUT_TOO_BIG), result
+    assert took < 60, f"the interrupt came after {took:.0f} s"
+
+
 @pytest.mark.parametrize("code, left", [
     ("import tempfile; folder = tempfile.mkdtemp()", 1),        # deck 03 did, on every run
     ("import tempfile; f = tempfile.NamedTemporaryFile(delete=False); f.write(b'x'); f.close()",

@@ -25,11 +25,12 @@ import nbformat
 import pytest
 from conftest import tiny
 
-from workshop.tools import browser, paths, rehearse, talk
+from workshop.tools import browser, paths, talk
 from workshop.tools import notebooks as nbs
 from workshop.tools.paths import page_script
-from workshop.tools.present import call, free_port, session_for
-from workshop.tools.present_extension import MATHJAX, uses_tex
+from workshop.tools.present import rehearse
+from workshop.tools.present.extension import MATHJAX, uses_tex
+from workshop.tools.present.server import call, free_port, session_for
 
 TEST_SCRIPTS = Path(__file__).with_name("page_scripts")
 
@@ -721,7 +722,7 @@ PREVIEWS_JS = """() => { const f = [...document.querySelectorAll('iframe')];
 
 def test_the_notes_window_shows_the_present_slides_notes_once_and_paces_the_talk(chromium,
                                                                                  presenting):
-    # T opens Reveal's notes window. Before workshop.tools.present_extension it showed each note
+    # T opens Reveal's notes window. Before workshop.tools.present.extension it showed each note
     # twice (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at
     # the first slide, sent the slideshow back to slide 1. And reveal.js's own pacing is on:
     # each slide carries its planned seconds (the kit's talk-time estimate), the notes window
@@ -822,7 +823,7 @@ def test_the_guide_says_when_rise_selects_a_cell_as_the_installed_schema_says():
     for deck in nbs.decks():
         meta = nbs.read(deck).metadata
         assert not keys & (set(meta.get("rise", {})) | set(meta.get("livereveal", {}))), deck
-    from workshop.tools.present import SETTINGS
+    from workshop.tools.present.server import SETTINGS
     assert not any("rise" in k for k in SETTINGS)
 
 
@@ -849,7 +850,7 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     # the log, the settings, the redirect page's folder and Jupyter's runtime file (it holds
     # the token) are readable by the presenter only; another local user reads none of them and
     # the server refuses that user without the token
-    from workshop.tools.present import LOGS
+    from workshop.tools.present.server import LOGS
     port = presenting["port"]
     log = LOGS / f"{port}.log"
     assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
@@ -866,7 +867,7 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("trying another local user needs root (CI and these machines have it)")
     other = ["runuser", "-u", "nobody", "--"]
-    from workshop.tools.present import Server
+    from workshop.tools.present.server import Server
     server = Server.__new__(Server)    # the redirect page this server's browser would open
     server.log = log
     opener = Path(server.opener(presenting["url"]).removeprefix("file://"))
@@ -1010,7 +1011,7 @@ def test_a_port_out_of_range_is_one_line():
 def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
     import stat
 
-    from workshop.tools.present import Server
+    from workshop.tools.present.server import Server
     server = Server.__new__(Server)             # only its log path is needed here
     server.log = tmp_path / "1234.log"
     url = presenting["url"]

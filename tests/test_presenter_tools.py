@@ -18,8 +18,9 @@ from test_present import (  # noqa: F401  (chromium, playwright_session: fixture
 )
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import paths, rehearse
-from workshop.tools.present import free_port
+from workshop.tools import paths
+from workshop.tools.present import rehearse
+from workshop.tools.present.server import free_port
 
 DECK = paths.DECKS / "01-run-it-first.ipynb"
 NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number');"

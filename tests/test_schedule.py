@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from workshop.tools import notebooks as nbs
-from workshop.tools import paths, schedule, talk
+from workshop.tools import paths, talk
+from workshop.tools.authoring import schedule
 from workshop.tools.builder import handouts, pdfinfo
 
 

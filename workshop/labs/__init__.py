@@ -2,13 +2,13 @@
 
 The framework is in framework.py; each lab's checks are in its own module (j1.py, …, l5.py),
 a part of them in <id>_<part>.py. Here: what the notebooks, the labs' checks and the tests use
-from the framework, re-exported; and TIME_LIMIT, the seconds a check may take, which every
-check reads here, so that `workshop.labs.TIME_LIMIT = …` changes it.
+from the framework, re-exported. The seconds a check may take are `workshop.config`'s
+CHECK_TIME_LIMIT, which every check reads when it runs (`workshop.config.CHECK_TIME_LIMIT = …`
+changes it).
 """
 from .framework import (
     CALLBACKS,
     STUCK,
-    TIME_LIMIT,
     KernelState,
     Task,
     Verdict,
@@ -24,6 +24,6 @@ from .framework import (
     solution_code,
 )
 
-__all__ = ["CALLBACKS", "STUCK", "TIME_LIMIT", "KernelState", "Task", "Verdict", "Wrong",
+__all__ = ["CALLBACKS", "STUCK", "KernelState", "Task", "Verdict", "Wrong",
            "all_eqns", "as_array", "call_as", "close", "first_line", "fits", "guarded",
            "raised_in_attendee_code", "solution_code"]

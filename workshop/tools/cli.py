@@ -20,7 +20,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_labs(args) -> int:
-    from . import labgen
+    from .authoring import labgen
     stale = labgen.generate(check=args.check)
     if args.check and stale:
         print(f"labs: stale attendee copies: {', '.join(stale)}; run python -m workshop labs")
@@ -63,29 +63,29 @@ def cmd_drift(args) -> int:
 
 
 def cmd_present(args) -> int:
-    from . import present
+    from .present import server as present
     return present.main(args.deck, port=args.port, open_browser=not args.no_browser,
                         rehearse=args.rehearse)
 
 
 def cmd_hub(args) -> int:
-    from . import hub
+    from .hub import local as hub
     return hub.main(args.ip, args.port, args.attendees,
                     Path(args.code_file) if args.code_file else None, args.remove_attendees)
 
 
 def cmd_schedule(args) -> int:
-    from . import schedule
+    from .authoring import schedule
     return schedule.main(args.start, args.session, write_files=args.write)
 
 
 def cmd_compose(args) -> int:
-    from . import compose
+    from .authoring import compose
     return compose.main(args.out, args.title, args.sections, force=args.force)
 
 
 def cmd_new(args) -> int:
-    from . import scaffold
+    from .authoring import scaffold
     if args.what == "deck":
         lines = scaffold.new_deck(args.phase, args.title, args.lab, args.minutes)
     else:

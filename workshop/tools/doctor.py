@@ -99,7 +99,7 @@ def slideshow_problem(rel: str = DECK) -> str | None:
     import urllib.error
     import urllib.request
 
-    from .present import Server
+    from .present.server import Server
     try:
         server = Server()
     except (OSError, RuntimeError) as e:

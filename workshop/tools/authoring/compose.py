@@ -20,8 +20,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors, paths, talk
-from . import notebooks as nbs
+from .. import errors, paths, talk
+from .. import notebooks as nbs
 
 # What a note in a deck says about the rest of the course or the deck around it: stale once
 # the section stands in another talk.

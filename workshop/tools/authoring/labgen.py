@@ -14,8 +14,8 @@ import json
 import re
 from pathlib import Path
 
-from . import errors, paths
-from . import notebooks as nbs
+from .. import errors, paths
+from .. import notebooks as nbs
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import errors, paths, talk
-from . import notebooks as nbs
+from .. import errors, paths, talk
+from .. import notebooks as nbs
 
 RISE = {"center": False, "controls": True, "height": 720, "margin": 0, "minScale": 0.2,
         "progress": True, "scroll": True, "slideNumber": "c/t", "theme": "white",

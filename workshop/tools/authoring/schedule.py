@@ -18,9 +18,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from ..config import BREAK, DAYS, LUNCH, LUNCH_AT, LUNCH_WINDOW, SESSION
-from . import errors, paths
-from . import notebooks as nbs
+from ...config import BREAK, DAYS, LUNCH, LUNCH_AT, LUNCH_WINDOW, SESSION
+from .. import errors, paths
+from .. import notebooks as nbs
 
 SOURCE = paths.ROOT / "docs" / "schedule.md"
 PDF = paths.ROOT / "handouts" / "schedule.pdf"
@@ -140,7 +140,7 @@ def markdown(start: str = START, session: int = SESSION) -> str:
 
 
 def html(text: str) -> str:
-    from .builder import render
+    from ..builder import render
     body = render.markdown(text.replace("](../", "]("))   # links read as text on paper
     css = render.READING_CSS + ("table{border-collapse:collapse;width:100%;margin:0 0 4mm}"
                                 "td,th{border-bottom:1px solid #ccc;padding:1.2mm 2mm;"
@@ -148,7 +148,7 @@ def html(text: str) -> str:
                                 "h1{font-size:18pt;margin:0 0 3mm}h2{font-size:14pt;"
                                 "margin:5mm 0 2mm}p{font-size:10pt}a{color:inherit;"
                                 "text-decoration:none}")
-    return render._doc("Workshop schedule", css, f"<div class='part'>{body}</div>")
+    return render.document("Workshop schedule", css, f"<div class='part'>{body}</div>")
 
 
 def digest(text: str) -> str:
@@ -156,7 +156,7 @@ def digest(text: str) -> str:
 
 
 def write(text: str) -> list[str]:
-    from .builder import handouts, pdfinfo, printer
+    from ..builder import handouts, pdfinfo, printer
     paths.write_atomic(SOURCE, text.encode())
     with printer.Printer() as p:
         data, _ = p.pdf(html(text), "a4", "Workshop schedule · JAX Core, From the Inside")

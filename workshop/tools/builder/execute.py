@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from ...config import CELL_TIMEOUT, OUTPUT_CAP, PARALLEL
 from .. import notebooks as nbs
-from .. import paths
+from .. import paths, processes
 
 # a cell whose output passes OUTPUT_CAP is stopped (the kernel interrupted), keeps its first
 # OUTPUT_CAP bytes and fails the run with this error
@@ -51,7 +50,7 @@ class Result:
         return self.failure is None
 
 
-def _cell_seconds(cell) -> float:
+def cell_seconds(cell) -> float:
     ex = cell.get("metadata", {}).get("execution", {})
     a, b = ex.get("iopub.execute_input"), ex.get("shell.execute_reply")
     if not (a and b):
@@ -105,7 +104,7 @@ def execute(nb, name: str, cwd: Path, allow_errors: bool = False,
         result.stopped = ran.halted   # a timeout or a dead kernel: the cells after it never ran
     result.failure = _failure(nb, result, errors, ran, last, allow_errors)
     result.seconds = time.perf_counter() - t0
-    result.times = [_cell_seconds(c) for c in nb.cells]
+    result.times = [cell_seconds(c) for c in nb.cells]
     after_setup = range(nbs.setup_index(nb) + 1, len(nb.cells))
     if after_setup:   # the setup cell's time is `import jax`, the same everywhere
         i = max(after_setup, key=result.times.__getitem__)
@@ -243,6 +242,15 @@ def _capped_client():
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.made: dict[int, int] = {}   # cell index -> bytes of output the kernel sent
+            # the interrupts sent and not yet done: the event loop keeps only a weak reference
+            # to a task, and a task collected mid-way would never interrupt the kernel (the
+            # cell would then run on to the timeout)
+            self.interrupting: set = set()
+
+        def interrupt(self) -> None:
+            task = asyncio.ensure_future(self.km.interrupt_kernel())
+            self.interrupting.add(task)
+            task.add_done_callback(self.interrupting.discard)
 
         def output(self, outs, msg, display_id, cell_index):
             made = self.made
@@ -252,7 +260,7 @@ def _capped_client():
                 return super().output(outs, msg, display_id, cell_index)
             if before > OUTPUT_CAP:
                 return None
-            asyncio.ensure_future(self.km.interrupt_kernel())
+            self.interrupt()
             if msg["msg_type"] == "stream":   # the text up to the cap
                 msg = {**msg, "content": {**msg["content"],
                                           "text": msg["content"]["text"][:OUTPUT_CAP - before]}}
@@ -325,90 +333,6 @@ def _job(args):
     return asdict(result), nbformat.writes(executed)
 
 
-def _worker_init(build_pid: int) -> None:
-    """In each pool worker: the build answers Ctrl-C (and then ends the worker and its kernel;
-    nbclient arms its own SIGINT/SIGTERM handlers while a notebook runs, which only shut that
-    kernel down). A watcher ends the worker and its kernel as soon as the build is gone, even
-    when the build was SIGKILLed and had no chance to clean up."""
-    import threading
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # a process group of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
-    # reaches the build alone: nbclient replaces the ignore above while a notebook runs, and
-    # answered the group's SIGINT by closing its kernel's sockets mid-cell, racing the build's
-    # own clean-up (a ZMQError traceback and exit 1 instead of one line, seen once)
-    os.setpgid(0, 0)
-    # the terminal closed: SIGHUP goes to the whole group; the build ends the workers as on
-    # Ctrl-C (SIGTERM, which nbclient answers by shutting its kernel down and cleaning up)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    # a worker ended mid-run: nbclient's own kernel clean-up can race the kernel manager's
-    # (both shut the kernel down), and asyncio then printed a 30-line "Task exception was
-    # never retrieved" for it beside the build's one line (seen once in CI on Ctrl-C)
-    import logging
-    logging.getLogger("asyncio").addFilter(_CleanupRace())
-    threading.Thread(target=_watch, args=(build_pid,), daemon=True).start()
-
-
-class _CleanupRace:
-    """Drops asyncio's report of an nbclient kernel clean-up that lost the race (only that)."""
-
-    def filter(self, record) -> bool:
-        return "_async_cleanup_kernel" not in record.getMessage()
-
-
-def _watch(build_pid: int) -> None:
-    while os.getppid() == build_pid:
-        time.sleep(0.5)
-    end_processes(psutil_children(), grace=1.0)
-    os._exit(1)
-
-
-def psutil_children() -> list:
-    import psutil
-    return psutil.Process().children(recursive=True)
-
-
-def end_on_hangup() -> None:
-    """A kill or the terminal closed: end every process as Ctrl-C does (a KeyboardInterrupt
-    where the tool is, so its clean-up runs)."""
-    def ended(signum, frame):
-        raise KeyboardInterrupt
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, ended)
-
-
-def end_processes(procs, grace: float = 3.0) -> None:
-    """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
-    import psutil
-    for p in procs:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=grace)
-
-
-def _tracker_outlives_the_terminal() -> None:
-    """multiprocessing's resource tracker ignores SIGINT and SIGTERM but not SIGHUP: when the
-    terminal closed it died with the group, was started again, and the new one printed a
-    warning and a KeyError traceback for each semaphore it never knew. Started here with
-    SIGHUP ignored (an ignored signal stays ignored across exec), it ends with the build."""
-    import threading
-    from multiprocessing import resource_tracker
-    if threading.current_thread() is not threading.main_thread():
-        return            # (signals are set in the main thread only: the tests' prefetch)
-    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        signal.signal(signal.SIGHUP, old)
-
-
 def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
     """Execute (notebook, section-or-None) jobs, `parallel` at a time, each in its own kernel;
     a job's third item, when there is one, is the notebook's bytes, already read.
@@ -419,16 +343,16 @@ def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
     their own sessions (jupyter_client), so they are found as descendants, not by group.
     """
     ctx = get_context("spawn")
-    _tracker_outlives_the_terminal()
-    pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx, initializer=_worker_init,
-                               initargs=(os.getpid(),))
+    processes.tracker_outlives_the_terminal()
+    pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx,
+                               initializer=processes.worker_init, initargs=(os.getpid(),))
     try:
         out = list(pool.map(_job, [(str(job[0]), job[1], opts, (job[2:] or [None])[0])
                                    for job in jobs]))
     except BaseException:
-        from multiprocessing import resource_tracker
-        keep = resource_tracker._resource_tracker._pid   # it cleans up after the pool itself
-        end_processes([c for c in psutil_children() if c.pid != keep])
+        # (multiprocessing's resource tracker stays: it cleans up after the pool itself)
+        processes.end_processes([c for c in processes.children()
+                                 if not processes.is_resource_tracker(c)])
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()

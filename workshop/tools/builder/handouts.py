@@ -16,6 +16,7 @@ from .printer import Printer
 
 HANDOUTS = paths.ROOT / "handouts"
 COPIES = paths.BUILD / "copies"   # the handouts of any notebook that is not the kit's
+EXECUTED = paths.BUILD / "executed"   # the kit's notebooks as the build last ran them
 
 
 @dataclass
@@ -36,6 +37,11 @@ def jax_version() -> str:
 def is_kit(src: Path) -> bool:
     """One of the kit's own decks or lab sources (not a copy, wherever the copy is)."""
     return inputs.is_kit(src)
+
+
+def executed_path(src: Path) -> Path:
+    """Where the executed copy of `src` is kept: a copy's never replaces the kit's."""
+    return (EXECUTED if is_kit(src) else COPIES / "executed") / Path(src).name
 
 
 def _source(src: Path | Source) -> Source:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import notebooks as nbs
 from .. import paths
-from ..labgen import target as attendee_copy
+from ..authoring.labgen import target as attendee_copy
 
 PACKAGE = paths.ROOT / "workshop"
 # how a PDF is made from an executed notebook: every handout depends on these (and on what

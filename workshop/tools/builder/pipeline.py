@@ -9,19 +9,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from .. import errors, paths
+from .. import errors, paths, processes
 from .. import notebooks as nbs
 from . import execute, handouts, report
 from .inputs import Source
 from .printer import NoBrowser, Overflow, Printer
-
-BUILD = paths.BUILD
-EXECUTED = BUILD / "executed"
-
-
-def executed_path(src: Path) -> Path:
-    """Where the executed copy of `src` is kept: a copy's never replaces the kit's."""
-    return (EXECUTED if handouts.is_kit(src) else handouts.COPIES / "executed") / src.name
 
 
 @contextlib.contextmanager
@@ -32,8 +24,8 @@ def one_build_at_a_time(what: str):
     import fcntl
     import os
     import time
-    BUILD.mkdir(parents=True, exist_ok=True)
-    fd = os.open(BUILD / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    paths.BUILD.mkdir(parents=True, exist_ok=True)
+    fd = os.open(paths.BUILD / ".build.lock", os.O_RDWR | os.O_CREAT, 0o644)
     with os.fdopen(fd, "r+") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -69,7 +61,7 @@ class Build:
         self.results: dict[Path, execute.Result] = {}
 
     def run(self) -> int:
-        execute.end_on_hangup()
+        processes.end_on_hangup()
         if not self.check_environment():
             return 1
         self.check_inputs()
@@ -114,7 +106,7 @@ class Build:
     def _refuse_stale_lab_copies(self) -> None:
         """A lab's attendee copy is one of its handouts' inputs: one not made from the lab's
         source as it is now is named, not rewritten (the build never writes exercises/)."""
-        from .. import labgen
+        from ..authoring import labgen
         for s in self.sources:
             if s.lab and (not labgen.target(s.path).is_file()
                           or s.sheet.raw.decode("utf-8")
@@ -137,7 +129,7 @@ class Build:
         import nbformat
         run = []
         for s in self.todo:
-            copy = executed_path(s.path)
+            copy = handouts.executed_path(s.path)
             if self.pdf and not self.force and copy.exists():
                 nb = nbs.read(copy)
                 if nb.metadata.get("workshop_build", {}).get("inputs") == s.digest:
@@ -152,7 +144,7 @@ class Build:
             nb = nbformat.reads(text, as_version=4)
             nb.metadata["workshop_build"] = {"inputs": s.digest}
             if res.ok:
-                paths.write_atomic(executed_path(s.path), nbformat.writes(nb).encode())
+                paths.write_atomic(handouts.executed_path(s.path), nbformat.writes(nb).encode())
                 self.executed[s.path] = nb
             self.results[s.path] = res
         for s in self.todo:
@@ -194,9 +186,10 @@ class Build:
                                         if {"slow", "setup"} & set(nbs.tags(c))}
                   for s in self.sources}
         decks = [s.path for s in self.sources if s.deck]
-        print(report.write(rows, report.over_budget(rows, exempt) + report.shrunk(rows), BUILD,
-                           decks))
-        print(f"build: report in {paths.short(BUILD / 'report.md')}; " + "; ".join(self._where()))
+        problems = report.over_budget(rows, exempt) + report.shrunk(rows)
+        print(report.write(rows, problems, paths.BUILD, decks))
+        print(f"build: report in {paths.short(paths.BUILD / 'report.md')}; "
+              + "; ".join(self._where()))
         for p in handouts.strays() if self.pdf else []:
             print(f"build: {paths.short(p)} is not a handout of the kit: left alone (delete it "
                   "if it is yours to delete)")
@@ -206,7 +199,7 @@ class Build:
 
     def _where(self) -> list[str]:
         kit = [s for s in self.sources if s.kit]
-        where = [f"executed in {paths.short(EXECUTED)}/"] if kit else []
+        where = [f"executed in {paths.short(handouts.EXECUTED)}/"] if kit else []
         where += ["handouts in handouts/"] if self.pdf and kit else []
         if len(kit) < len(self.sources):
             where.append(f"a copy's run{' and handouts' if self.pdf else ''} in "

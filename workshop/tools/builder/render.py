@@ -192,7 +192,7 @@ def credit(cls: str = "credit") -> str:
     return f"<p class='{cls}'>{html.escape(CREDIT)}</p>"
 
 
-def _doc(title: str, css: str, body: str) -> str:
+def document(title: str, css: str, body: str) -> str:
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{BASE_CSS}{css}</style></head>"
             f"<body>{body}</body></html>")
@@ -216,7 +216,7 @@ def slides_html(nb, title: str) -> str:
                      + (credit("credit slide-credit") if i == 1 else "") +
                      f"<div class='foot'><span>{html.escape(title)}</span>"
                      f"<span>{i} / {len(ss)}</span></div></section>")
-    return _doc(title, SLIDES_CSS, "".join(pages))
+    return document(title, SLIDES_CSS, "".join(pages))
 
 
 def reading_html(nb, title: str) -> str:
@@ -231,10 +231,10 @@ def reading_html(nb, title: str) -> str:
         new_page = s.level == 1 and parts and not divider
         parts.append(f"<div class='part{' section' if new_page else ''}'>{cells}{notes}</div>")
         divider = s.level == 1 and all(c.cell_type == "markdown" for c in s.cells)
-    return _doc(title, READING_CSS, credit() + "".join(parts))
+    return document(title, READING_CSS, credit() + "".join(parts))
 
 
 def sheet_html(nb, title: str) -> str:
     cells = [cell_html(c) for c in nb.cells if "check" not in nbs.tags(c)]
-    return _doc(title, READING_CSS, credit() + "<div class='part sheet'>" + "".join(cells)
+    return document(title, READING_CSS, credit() + "<div class='part sheet'>" + "".join(cells)
                 + "</div>")

@@ -90,7 +90,8 @@ def slow_on_stage(results: list[Result], decks: list) -> list[str]:
     stage. Times from this run, or from the deck's last executed copy when it was current."""
     from .. import notebooks as nbs
     from .. import talk
-    from .execute import _cell_seconds
+    from .execute import cell_seconds
+    from .handouts import executed_path
     out = []
     by_name = {r.name: r for r in results}
     for path in decks:
@@ -98,10 +99,9 @@ def slow_on_stage(results: list[Result], decks: list) -> list[str]:
         r = by_name.get(paths.short(path))
         times = r.times if r and r.times else []
         if not times:
-            from .pipeline import executed_path
             copy = executed_path(path)
             if copy.exists():
-                times = [_cell_seconds(c) for c in nbs.read(copy).cells]
+                times = [cell_seconds(c) for c in nbs.read(copy).cells]
         stop = talk.talk_stop(nb)
         for i, s in enumerate(times[:stop]):
             cell = nb.cells[i] if i < len(nb.cells) else None

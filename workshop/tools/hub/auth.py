@@ -1,4 +1,4 @@
-"""The hub's login and the attendee's server: imported by hub_config.py inside JupyterHub.
+"""The hub's login and the attendee's server: imported by hub/config.py inside JupyterHub.
 
 Login: a name and the workshop's shared code (JupyterHub's SharedPasswordAuthenticator). A
 shared code alone would let anyone log in as anyone; here the first login with a name claims it
@@ -22,7 +22,7 @@ from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from tornado import web
 from traitlets import Integer, Unicode
 
-from .hub import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN, record_attendee
+from .local import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN, record_attendee
 
 CLAIM, CLAIM_DAYS = "workshop-name", 14   # the signed cookie of the browser that claimed a name
 

@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from workshop.tools.hub import PRESENTER, libdir
+from workshop.tools.hub.local import PRESENTER, libdir
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
 state = Path(os.environ["WORKSHOP_HUB_STATE"])
@@ -25,7 +25,7 @@ c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "cookie_secret")
 c.JupyterHub.active_server_limit = int(os.environ["WORKSHOP_HUB_ATTENDEES"]) + 1
 
-c.JupyterHub.authenticator_class = "workshop.tools.hubauth.WorkshopAuthenticator"
+c.JupyterHub.authenticator_class = "workshop.tools.hub.auth.WorkshopAuthenticator"
 c.WorkshopAuthenticator.user_password = (state / "attendee-code").read_text().strip()
 c.WorkshopAuthenticator.admin_password = (state / "presenter-code").read_text().strip()
 c.WorkshopAuthenticator.admin_users = {PRESENTER}

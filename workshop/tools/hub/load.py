@@ -17,8 +17,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import errors, paths
-from . import notebooks as nbs
+from .. import errors, paths
+from .. import notebooks as nbs
 
 SOLUTION = paths.SOLUTIONS / "J1-trace-read-raw.ipynb"
 LAB = f"exercises/{SOLUTION.name}"   # its attendee copy, in the attendee's ~/workshop
@@ -174,7 +174,7 @@ def bench(n: int, lab: str = "J1", timeout: float = 900) -> dict:
     """N attendees at once on a hub on loopback; their figures."""
     import psutil
 
-    from . import hub
+    from . import local as hub
     if not 1 <= n <= 40:
         raise errors.KitError(f"{n} attendees: from 1 to 40 (a benchmark on this machine, "
                               "bounded in count and time)")

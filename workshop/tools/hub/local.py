@@ -8,7 +8,7 @@ open, and its server and kernels run as that user (JupyterHub's LocalProcessSpaw
 attendee's code cannot read or write another's files, read another's kernel connection files
 (their keys), or signal another's processes; each server asks the hub who is calling, so one
 attendee's browser or token opens no other's server. The first login with a name claims it
-(hubauth.py). Only root can make users and start servers as them, so the hub runs as root,
+(hub/auth.py). Only root can make users and start servers as them, so the hub runs as root,
 as The Littlest JupyterHub does.
 
 The attendees' users cannot run the presenter's .venv (its Python usually lives under a home
@@ -43,7 +43,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from . import errors, paths
+from .. import errors, paths
 
 PREFIX = "ws-"                                # every attendee's system user: ws-NAME
 NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # what an attendee may type as their name
@@ -289,7 +289,7 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
     """Every attendee's system user this hub made, with their home and processes."""
     import psutil
 
-    from .builder.execute import end_processes
+    from ..processes import end_processes
     pid = (state / "hub.pid").read_text().strip() if (state / "hub.pid").exists() else ""
     try:
         running = pid.isdigit() and "jupyterhub" in " ".join(psutil.Process(int(pid)).cmdline())
@@ -347,7 +347,7 @@ class Hub:
                    WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
                    WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
-        config = Path(__file__).with_name("hub_config.py")   # the hub runs as root: it reads it
+        config = Path(__file__).with_name("config.py")   # the hub runs as root: it reads it
         self._log = open(self.log, "w")
         os.chmod(self.log, 0o600)
         self.proc = subprocess.Popen(
@@ -378,7 +378,7 @@ class Hub:
         idle culler outlives it by a few seconds) is ended too."""
         import psutil
 
-        from .builder.execute import end_processes
+        from ..processes import end_processes
         try:
             started = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.Error:
@@ -426,7 +426,7 @@ def main(ip: str, port: int, attendees: int, code_file: Path | None, remove: boo
     if remove:
         check_machine()
         return remove_attendees()
-    from .builder.execute import end_on_hangup
+    from ..processes import end_on_hangup
     end_on_hangup()   # a kill or the terminal closed: stop every server, as Ctrl-C does
     hub, code = start(ip, port, attendees, code_file)
     try:

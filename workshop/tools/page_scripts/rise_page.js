@@ -1,4 +1,4 @@
-// Put into jupyterlab-rise's page by present_extension.py (read its docstring): the notes
+// Put into jupyterlab-rise's page by present/extension.py (read its docstring): the notes
 // window shows each slide's rendered notes once, follows the slides, and paces the talk.
 // The three placeholders below (names in double underscores) are filled in per page.
 /* workshop: the notes window shows each slide's rendered notes, once; pacing */

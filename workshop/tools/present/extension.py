@@ -16,7 +16,7 @@ audience to slide 1 (measured). The slides window leads; the notes window follow
 
 Pacing: jupyterlab-rise forwards only 11 config keys to Reveal, so the script turns reveal.js's
 own pacing on itself: each slide's planned seconds (its share of the kit's talk-time estimate,
-`workshop.tools.rehearse.page_plan`) as its `data-timing`, and `totalTime` (the talk path) through
+`present.rehearse.page_plan`) as its `data-timing`, and `totalTime` (the talk path) through
 Reveal's postMessage API (`configure`); the notes window then shows PACING, the time left to the
 end of the present slide against the plan, blue ahead, green on track, red behind. A plan line
 at the top of each slide's notes gives the slide's planned time, where the talk should be at its
@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
-SCRIPT = Path(__file__).with_name("page_scripts") / "rise_page.js"
+SCRIPT = Path(__file__).parent.parent / "page_scripts" / "rise_page.js"
 
 
 def script(plan: dict | None, rehearse: bool) -> str:
@@ -58,8 +58,8 @@ def shown(root: str | None, rel: str | None):
     """The notebook RISE is showing (None for a page with no notebook path)."""
     if not rel:
         return None
-    from . import notebooks as nbs
-    from . import paths
+    from .. import notebooks as nbs
+    from .. import paths
     return nbs.read(Path(root or paths.ROOT).expanduser() / rel.lstrip("/"))
 
 
@@ -106,7 +106,7 @@ def uses_tex(nb) -> bool:
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "workshop.tools.present_extension"}]
+    return [{"module": "workshop.tools.present.extension"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:

@@ -3,7 +3,7 @@
 `plan(nb)`: each slide's planned seconds, its share of the kit's talk-time estimate
 (`talk.estimate` over the slide's own cells: its notes' words, its visible code cells,
 the slide itself; the estimate is a sum, so the slides' shares add up to the talk path's
-`talk.talk_minutes`). The page script (`present_extension`) gives these to reveal.js's own
+`talk.talk_minutes`). The page script (`present/extension.py`) gives these to reveal.js's own
 pacing (`data-timing` on each slide, `totalTime` the talk path) and puts a plan line at the top
 of each slide's notes.
 
@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import notebooks as nbs
-from . import paths, talk
+from .. import notebooks as nbs
+from .. import paths, talk
 
 DIR = paths.BUILD / "rehearsal"
 

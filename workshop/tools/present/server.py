@@ -6,7 +6,7 @@ kernel is started before the browser opens. Autosave is off for this server (its
 folder), so running cells never rewrites the committed deck. Ctrl-C, SIGTERM and SIGHUP (the
 terminal closed) all stop the server and its kernels. Each server has its own log.
 `--rehearse` records when each slide is shown and, when the server stops, writes the rehearsal
-report (`workshop.tools.rehearse`): planned against actual minutes, per slide and per section.
+report (`present.rehearse`): planned against actual minutes, per slide and per section.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ import urllib.request
 import webbrowser
 from pathlib import Path
 
-from . import errors, paths
-from . import notebooks as nbs
+from .. import errors, paths
+from .. import notebooks as nbs
 
 HOST = "127.0.0.1"
 # the classes whose `ip` places a kernel's ports, most general first (traitlets applies a
@@ -149,7 +149,7 @@ class Server:
                # not into decks/.ipynb_checkpoints/ beside the committed decks
                f"--FileCheckpoints.checkpoint_dir={self.runtime / 'checkpoints'}",
                f"--RiseApp.labextensions_path={extensions}",
-               "--ServerApp.jpserver_extensions=workshop.tools.present_extension=True",
+               "--ServerApp.jpserver_extensions=workshop.tools.present.extension=True",
                # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
                # which a stopped server left behind, spinning): a slideshow needs none
                "--ServerApp.jpserver_extensions=jupyter_lsp=False",
@@ -274,7 +274,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
                               "that present serves: copy the deck into decks/ (or "
                               "`python -m workshop "
                            "compose` a talk there)")
-    from .xla_flags import xla_flags_problem
+    from ..xla_flags import xla_flags_problem
     nbs.check_inputs([path])      # what the build refuses (a cell that would show notes on the
     flags = xla_flags_problem()   # slide) is refused here too, and XLA_FLAGS that would kill
     if flags:                     # the kernel in the setup cell
@@ -285,7 +285,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     log = rh.log_path(path) if rehearse else None
     server = Server(port, rehearsal=log)
 
-    from .builder.execute import end_on_hangup
+    from ..processes import end_on_hangup
     end_on_hangup()   # the terminal closed or a kill: stop as on Ctrl-C
     # Ctrl-C stops the server even where present was started with SIGINT ignored (by a
     # non-interactive shell's `&`, which Python then leaves ignored): it waited 30 s to be killed

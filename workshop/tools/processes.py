@@ -1,0 +1,103 @@
+"""Processes the tools start, and ending them: a tool that answers a kill or a closed terminal as
+it answers Ctrl-C, a process tree ended (SIGTERM, then SIGKILL), and the build's pool workers,
+which end with the build however it ends. Shared by the build's executor, the slideshow
+(`present`) and the classroom hub."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def worker_init(build_pid: int) -> None:
+    """In each pool worker: the build answers Ctrl-C (and then ends the worker and its kernel;
+    nbclient arms its own SIGINT/SIGTERM handlers while a notebook runs, which only shut that
+    kernel down). A watcher ends the worker and its kernel as soon as the build is gone, even
+    when the build was SIGKILLed and had no chance to clean up."""
+    import threading
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a process group of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
+    # reaches the build alone: nbclient replaces the ignore above while a notebook runs, and
+    # answered the group's SIGINT by closing its kernel's sockets mid-cell, racing the build's
+    # own clean-up (a ZMQError traceback and exit 1 instead of one line, seen once)
+    os.setpgid(0, 0)
+    # the terminal closed: SIGHUP goes to the whole group; the build ends the workers as on
+    # Ctrl-C (SIGTERM, which nbclient answers by shutting its kernel down and cleaning up)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # a worker ended mid-run: nbclient's own kernel clean-up can race the kernel manager's
+    # (both shut the kernel down), and asyncio then printed a 30-line "Task exception was
+    # never retrieved" for it beside the build's one line (seen once in CI on Ctrl-C)
+    import logging
+    logging.getLogger("asyncio").addFilter(_CleanupRace())
+    threading.Thread(target=_watch, args=(build_pid,), daemon=True).start()
+
+
+class _CleanupRace:
+    """Drops asyncio's report of an nbclient kernel clean-up that lost the race (only that)."""
+
+    def filter(self, record) -> bool:
+        return "_async_cleanup_kernel" not in record.getMessage()
+
+
+def _watch(build_pid: int) -> None:
+    while os.getppid() == build_pid:
+        time.sleep(0.5)
+    end_processes(children(), grace=1.0)
+    os._exit(1)
+
+
+def children() -> list:
+    """Every process this one started, and theirs (psutil.Process objects)."""
+    import psutil
+    return psutil.Process().children(recursive=True)
+
+
+def end_on_hangup() -> None:
+    """A kill or the terminal closed: end every process as Ctrl-C does (a KeyboardInterrupt
+    where the tool is, so its clean-up runs)."""
+    def ended(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, ended)
+
+
+def end_processes(procs, grace: float = 3.0) -> None:
+    """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
+    import psutil
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace)
+
+
+def tracker_outlives_the_terminal() -> None:
+    """multiprocessing's resource tracker ignores SIGINT and SIGTERM but not SIGHUP: when the
+    terminal closed it died with the group, was started again, and the new one printed a
+    warning and a KeyError traceback for each semaphore it never knew. Started here with
+    SIGHUP ignored (an ignored signal stays ignored across exec), it ends with the build."""
+    import threading
+    from multiprocessing import resource_tracker
+    if threading.current_thread() is not threading.main_thread():
+        return            # (signals are set in the main thread only: the tests' prefetch)
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
+def is_resource_tracker(proc) -> bool:
+    """multiprocessing's resource tracker (it runs `multiprocessing.resource_tracker.main`)."""
+    import psutil
+    try:
+        return any("multiprocessing.resource_tracker" in a for a in proc.cmdline())
+    except psutil.Error:
+        return False
