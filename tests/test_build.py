@@ -225,18 +225,27 @@ def test_an_unchanged_notebook_is_neither_run_nor_printed_and_a_stray_is_left_al
     stray = handouts.HANDOUTS / "zz-not-a-handout.pdf"
     index = (handouts.HANDOUTS / "README.md").read_bytes()
     stray.write_bytes(b"%PDF-1.4 truncated")
+    # and a handout that is not a notebook's, the schedule, deleted: the build makes it again,
+    # the same bytes (it used to stay "not built" after rm handouts/*.pdf)
+    schedule_pdf = handouts.HANDOUTS / "schedule.pdf"
+    kept = schedule_pdf.read_bytes()
+    schedule_pdf.unlink()
     try:
         assert stray in handouts.strays()
         p = wk("build", "01")   # current in a clean clone: neither run nor printed
         assert p.returncode == 0, p.stdout + p.stderr
         assert "1 notebook(s) current, not rebuilt" in p.stdout and "executing" not in p.stdout
         assert [q.stat().st_mtime_ns for q in pdfs] == before
+        assert "build: wrote handouts/schedule.pdf" in p.stdout
+        assert schedule_pdf.read_bytes() == kept
         assert "handouts/zz-not-a-handout.pdf is not a handout of the kit: left alone" \
             in p.stdout
         assert stray.read_bytes() == b"%PDF-1.4 truncated"
         assert (handouts.HANDOUTS / "README.md").read_bytes() == index
     finally:
         stray.unlink(missing_ok=True)
+        if not schedule_pdf.exists():
+            schedule_pdf.write_bytes(kept)
 
 
 def test_a_stale_lab_copy_is_refused_not_rewritten(tmp_path, monkeypatch):

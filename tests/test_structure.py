@@ -153,6 +153,25 @@ def test_readme_table_matches_the_notebooks_metadata():
         assert row in readme, f"README row for {deck.name} should be: {row}"
 
 
+def test_what_the_kit_derives_from_the_metadata_is_current():
+    # the phases the map draws, the README's table and the guide's timings: `fmt` writes them
+    from workshop.phases import PHASES
+    from workshop.tools.authoring import derived
+    assert derived.write(check=True) == [], "stale: run .venv/bin/python -m workshop fmt"
+    assert [(p, t) for p, t, _ in PHASES] == [
+        (nbs.read(d).metadata.workshop.phase, nbs.read(d).metadata.workshop.title) for d in DECKS]
+
+
+def test_a_derived_table_without_its_markers_is_one_line(tmp_path):
+    from workshop.tools import errors
+    from workshop.tools.authoring import derived
+    with pytest.raises(errors.KitError, match="no generated table"):
+        derived._between("# A README\n\n| a | b |\n", ["| a |"], tmp_path / "README.md")
+    text = f"x\n{derived.BEGIN}\n| old |\n{derived.END}\ny\n"
+    assert derived._between(text, ["| new |"], tmp_path) == \
+        f"x\n{derived.BEGIN}\n| new |\n{derived.END}\ny\n"
+
+
 # A deck is a talk first (workshop/tools/talk.py): its talk path fits its minutes by the kit's
 # estimate, the depth is in an appendix after the closing slide, the plan on the title slide's
 # notes is current, and each note starts with the sentence to say.

@@ -1,25 +1,21 @@
-"""The course's map: one record, six phases. Deck 01 opens the workshop with it and every deck
-can open with it to say where it sits (`show_phase_map(here=N)`).
+"""The course's map: one record, a phase per deck. Deck 01 opens the workshop with it and every
+deck can open with it to say where it sits (`show_phase_map(here=N)`).
 
 The thesis the map draws: tracing runs your Python once with stand-ins and records what it did
 (a jaxpr); each phase is a program that writes, reads or rewrites that record. The phases' titles
-are the decks' titles (`PHASES`; a deck's check cell compares them with the decks' metadata).
+are the decks' titles and their two lines each deck's `metadata.workshop.map` (`PHASES`, in
+workshop/phases.py, which `python -m workshop fmt` writes from the decks; deck 01's check cell
+compares the cards with the decks).
 """
 from __future__ import annotations
 
 from . import svg
 from .palette import FILL, HERE, HERE_FILL, INK, TEXT
+from .phases import PHASES
 from .pictures import SANS, Picture, label
 
-# (phase, the deck's title, what reads or rewrites the record there: two short lines)
-PHASES = [
-    (1, "Run it first", ["prints the record, lowers it,", "compiles it: four stations"]),
-    (2, "Tracing", ["writes it: tracers and bind;", "cuts it in two (partial eval)"]),
-    (3, "jit and the cache", ["keys caches on it; a miss", "traces and compiles again"]),
-    (4, "Transforms", ["grad and vmap rewrite it,", "one rule per primitive"]),
-    (5, "Structure", ["pytrees flatten data into it;", "loops keep a record per body"]),
-    (6, "Devices", ["lowers it to StableHLO, which", "XLA splits over a mesh"]),
-]
+COUNTS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve"]
 
 PX = 20          # text size of a card's lines, in slide pixels (the picture is drawn 1184 wide)
 W, GAP = 1184, 16
@@ -31,15 +27,17 @@ def _chars(text: str, px: float) -> float:
 
 
 def show_phase_map(here: int | None = None) -> Picture:
-    """The six phases as cards around one record: the banner says the trick, each card says
-    what its phase does to the record; the card of phase `here` is marked "you are here"."""
+    """The phases as cards around one record, three to a row: the banner says the trick, each
+    card says what its phase does to the record; the card of phase `here` is marked "you are
+    here"."""
     if here is not None and here not in {p for p, _, _ in PHASES}:
         raise ValueError(f"here={here!r}: the phases are 1 to {len(PHASES)}")
     card_w = (W - 2 * GAP - 4) / 3
     line_h = round(PX * 1.4)
     card_h = round(PX * 2.4) + 2 * line_h + 14
     top = 86
-    height = top + 2 * card_h + GAP + 6
+    rows = -(-len(PHASES) // 3)
+    height = top + rows * card_h + (rows - 1) * GAP + 6
     out = []
     # the banner: your Python, traced once, becomes the record every phase works on
     boxes = [("your Python", 14, 190), ("the record: a jaxpr", 470, 300)]
@@ -72,7 +70,9 @@ def show_phase_map(here: int | None = None) -> Picture:
     facts = {"phases": [(p, t) for p, t, _ in PHASES], "here": here,
              "lines": {p: list(lines) for p, _, lines in PHASES}}
     where = f"; you are in phase {here}, {PHASES[here - 1][1]}" if here else ""
-    caption = ("One trick: trace your Python once into a jaxpr, the record; six phases read or "
-               "rewrite it: " + "; ".join(f"{p} {t}" for p, t, _ in PHASES) + where)
+    count = COUNTS[len(PHASES)] if len(PHASES) < len(COUNTS) else str(len(PHASES))
+    caption = ("One trick: trace your Python once into a jaxpr, the record; "
+               f"{count} phases read or rewrite it: "
+               + "; ".join(f"{p} {t}" for p, t, _ in PHASES) + where)
     picture = svg.svg(W, height, out, defs=[svg.arrowhead("phasehead", INK, 14)])
     return Picture(picture, caption, facts)

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from . import errors, paths
-from . import notebooks as nbs
 
 # what an OSError means when the kit cannot write where it must: one line, not a traceback
 UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
@@ -30,23 +29,9 @@ def cmd_labs(args) -> int:
 
 
 def cmd_fmt(args) -> int:
-    """Strip outputs and normalise the JSON of the kit's notebooks, and write each deck's plan
-    (or check that they are current)."""
-    from . import talk
-    dirty = []
-    for p in nbs.select(args.notebooks):
-        nb = nbs.read(p)
-        talk.with_plan(nb)   # a deck's plan (title slide's notes) follows its sections
-        text = nbs.normalised(nb)
-        if p.read_text(encoding="utf-8") != text:
-            dirty.append(paths.short(p))
-            if not args.check:
-                paths.write_atomic(p, text)
-    if args.check and dirty:
-        print(f"fmt: not normalised: {', '.join(dirty)}; run python -m workshop fmt")
-        return 1
-    print(f"fmt: {'normalised ' + ', '.join(dirty) if dirty else 'all notebooks normalised'}")
-    return 0
+    """Normalise the kit's notebooks and write what they say of the kit (or check)."""
+    from .authoring import fmt
+    return fmt.main(args.notebooks, check=args.check)
 
 
 def cmd_doctor(args) -> int:
@@ -84,6 +69,11 @@ def cmd_compose(args) -> int:
     return compose.main(args.out, args.title, args.sections, force=args.force)
 
 
+def cmd_release(args) -> int:
+    from . import release
+    return release.main()
+
+
 def cmd_new(args) -> int:
     from .authoring import scaffold
     if args.what == "deck":
@@ -108,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     la = sub.add_parser("labs", help="generate the attendee copies of the labs")
     la.add_argument("--check", action="store_true", help="fail if a committed copy is stale")
     la.set_defaults(fn=cmd_labs)
-    f = sub.add_parser("fmt", help="strip outputs, normalise notebook JSON")
+    f = sub.add_parser("fmt", help="strip outputs, normalise notebook JSON; write the phases, the "
+                                  "README's table and the guide's timings from the metadata")
     f.add_argument("notebooks", nargs="*")
     f.add_argument("--check", action="store_true")
     f.set_defaults(fn=cmd_fmt)
@@ -160,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                          "of the title will do)")
     co.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     co.set_defaults(fn=cmd_compose)
+    rl = sub.add_parser("release", help="tag this commit vVERSION (pyproject.toml's), its "
+                                        "CHANGELOG entry the message; refuses uncommitted or "
+                                        "stale work")
+    rl.set_defaults(fn=cmd_release)
     nw = sub.add_parser("new", help="start a new deck or lab that the tests accept")
     what = nw.add_subparsers(dest="what", required=True)
     nd = what.add_parser("deck", help="decks/NN-title.ipynb and its stylesheet")

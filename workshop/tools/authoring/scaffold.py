@@ -4,7 +4,9 @@ so an author starts from a green build and replaces the placeholder slides one b
 It writes `decks/NN-slug.ipynb` (title slide, setup cell, four sections with a slide, a live
 cell, a hidden check and speaker notes each, the key points) and the deck's `NN-slug.css` that
 jupyterlab-rise asks for; it never overwrites a file, and prints what is left to do by hand
-(the README row the tests expect, and a lab for the deck if it names a new one).
+(deck 01's map slide, which names every phase, and a lab for the deck if it names a new one).
+It then writes what the kit derives from the decks' metadata (`derived`: the phases the map
+draws, the README's table, the guide's timings), as `python -m workshop fmt` does.
 """
 from __future__ import annotations
 
@@ -20,13 +22,14 @@ RISE = {"center": False, "controls": True, "height": 720, "margin": 0, "minScale
 
 # each placeholder section shows one real thing and checks it, the shape every section keeps
 SECTION_CODE = [
-    ("A jaxpr", "import jax, jax.numpy as jnp\n\njaxpr = jax.make_jaxpr(jnp.sin)(1.0)\njaxpr",
+    ("A jaxpr", "import jax, jax.numpy as jnp\nfrom workshop import show_jaxpr\n\n"
+     "jaxpr = jax.make_jaxpr(jnp.sin)(1.0)\nshow_jaxpr(jaxpr)",
      'assert [e.primitive.name for e in jaxpr.eqns] == ["sin"]'),
     ("Its StableHLO", "import jax, jax.numpy as jnp\nfrom workshop import show_stablehlo\n\n"
      "lowered = jax.jit(jnp.cos).lower(1.0)\nshow_stablehlo(lowered)",
      'assert "stablehlo.cosine" in lowered.as_text()'),
     ("JAX's own source", 'from workshop import show_source\n\n'
-     'show_source("jax._src.core.Primitive.bind")',
+     'show_source("jax._src.core.Primitive.bind", max_lines=8)',
      "from jax._src import core\nassert callable(core.Primitive.bind)"),
     ("An error, shown", "import jax, jax.numpy as jnp\nfrom workshop import refuses\n\n"
      "with refuses(jax.errors.TracerBoolConversionError):\n"
@@ -50,7 +53,8 @@ def _cell(kind: str, source: str, slide: str, tags: tuple[str, ...] = ()):
 def deck(phase: int, title: str, lab: str, minutes: int = 45):
     """The notebook of a new deck (not written)."""
     import nbformat
-    objectives = [f"Say what an attendee can do after section {i}" for i in (1, 2, 3)]
+    objectives = [f"Say what an attendee can do after section {i}, in words they can check "
+                  "against their own kernel" for i in (1, 2, 3)]
     key_points = [f"The one thing to remember from section {i}" for i in (1, 2, 3)]
     cells = [
         _cell("markdown", f"# {title}\n\n**JAX Core, From the Inside** · phase {phase} · "
@@ -76,7 +80,9 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
         "language_info": {"name": "python"},
         "rise": dict(RISE, footer=f"<span class='workshop-footer'>JAX Core, From the Inside · "
                                   f"{phase:02d} {title}</span>"),
-        "workshop": {"title": title, "phase": phase, "minutes": minutes, "lab": lab,
+        # the phase map's card: what this phase does to the record, two lines of ≤ 29 characters
+        "workshop": {"title": title, "map": ["what the phase does to", "the record, in two lines"],
+                     "phase": phase, "minutes": minutes, "lab": lab,
                      "objectives": objectives, "key_points": key_points},
     }
     return nb
@@ -104,17 +110,18 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     talk.with_plan(nb)    # the presenter's plan in the title slide's notes, as fmt writes it
     path.write_text(nbs.normalised(nb), encoding="utf-8")
     todo = [f"wrote {paths.short(path)} and {paths.short(css)}"]
-    labs = [p for p in nbs.lab_sources() if p.name.startswith(lab + "-")]
-    if labs:
-        lw = nbs.read(labs[0]).metadata.workshop
-        todo.append(f"add this row to the README's table: | {phase} | [{title}](decks/"
-                    f"{path.name}) | {minutes} | [{lab} {lw.title}](exercises/{labs[0].name}) "
-                    f"| {lw.minutes} |")
-    else:
+    from . import derived
+    todo.append("wrote " + (", ".join(derived.write()) or "nothing else") + " (from the decks' "
+                "metadata, as python -m workshop fmt does)")
+    if not any(p.name.startswith(lab + "-") for p in nbs.lab_sources()):
         todo.append(f"lab {lab} does not exist yet: write it (docs/maintaining.md, 'Adding a "
-                    "lab'), then add the deck's row to the README's table (the tests print it)")
-    todo.append(f"then: scripts/build {phase:02d}, and commit the deck, its css, the README "
-                "and its handouts")
+                    "lab'); until then the README's table says it is not written")
+    n = len(nbs.decks())
+    todo.append(f"deck 01's slide \"{derived.number(n - 1).capitalize()} phases, one record\" "
+                "names every phase: make it say "
+                f"{derived.number(n)}, name the new one in its notes and its check's list")
+    todo.append(f"then: scripts/build (deck {phase:02d}, deck 01, the schedule), scripts/test, "
+                "and commit what docs/maintaining.md's 'Adding a deck' lists")
     return todo
 
 
@@ -197,8 +204,10 @@ def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
     for p, text in files.items():
         p.write_text(text, encoding="utf-8")
     labgen.generate()
+    from . import derived
+    derived.write()   # the README's table names the lab, and its minutes
     return [f"wrote {', '.join(paths.short(p) for p in files)} and the attendee copy "
-            f"exercises/{name}.ipynb",
+            f"exercises/{name}.ipynb, and the README's table",
             "replace the example tasks (cube's slope) with yours, each with its wrong answers; "
             "python -m workshop labs after every edit of the source",
             f"then: scripts/build {lab_id} and .venv/bin/pytest -q tests/test_labs.py"]

@@ -113,7 +113,7 @@ def export(printer: Printer, src: Path | Source, executed,
     elif not s.kit:   # a copy of a lab, or any notebook: itself, as it ran
         jobs = [(pdfs[0], render.sheet_html(executed, title), "a4", foot)]
     else:
-        from ..labgen import with_given_outputs
+        from ..authoring.labgen import with_given_outputs
         sheet = with_given_outputs(s.sheet.nb, executed)
         lab = f"Lab {meta.get('lab', '')} · {title}"
         jobs = [(pdfs[0], render.sheet_html(sheet, lab), "a4", foot),

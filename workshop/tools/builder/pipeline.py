@@ -171,6 +171,12 @@ class Build:
                                   f"{printer.offsite[:3]}")
 
     def index(self) -> None:
+        """The schedule (docs/schedule.md and its PDF), when the notebooks' minutes moved or
+        it is missing, then handouts/README.md: a build leaves no handout of the kit unmade."""
+        if self.pdf and not self.failed:
+            from ..authoring import schedule
+            for f in schedule.write_if_stale():
+                print(f"build: wrote {f}")
         if self.pdf:
             handouts.write_index()
 
