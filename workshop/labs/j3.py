@@ -84,12 +84,8 @@ def _fmt(a, digits=4) -> list:
 _LSE_BATCH = (_rng.normal(size=(5, 6)) * 3.0).astype(np.float32)
 
 
-def _check_lse(fn) -> str:
-    x = jnp.asarray(_LSE_MODERATE)
-    val = as_array(fn(x), "logsumexp of a vector")   # eager first: a half-done answer fails
-    if jnp.shape(val) != ():
-        raise Wrong(f"logsumexp of a vector should be a scalar, yours has shape {jnp.shape(val)}")
-    f, grad = jax.jit(fn), jax.jit(jax.grad(fn))   # one shape (6,): one compile each
+def _check_lse_forward(f, val, x) -> None:
+    """Whether the value is log Σ exp(x) on moderate inputs, and finite and right on extremes."""
     if not close(val, _lse_ref(x), tol=1e-4):
         raise Wrong(f"on a vector of 6 normal draws it gives {float(val):.5f}, "
                     f"not {_lse_ref(x):.5f}")
@@ -101,6 +97,10 @@ def _check_lse(fn) -> str:
         if not close(v, _lse_ref(case), tol=1e-3):
             raise Wrong(f"{name} {_fmt(case)} it gives {v:.3f}, not "
                         f"{_lse_ref(case):.3f}: finite, but not log Σ exp(x) there")
+
+
+def _check_lse_rule(fn, x) -> None:
+    """Whether grad runs the answer's own rule: logsumexp is a custom_vjp written from the math."""
     prims = _prims(fn, x)
     if "custom_vjp_call" not in prims and "custom_jvp_call" in prims:
         raise Wrong("the staged program has a custom_jvp_call: a forward-mode rule "
@@ -118,6 +118,10 @@ def _check_lse(fn) -> str:
         raise Wrong("your rule runs JAX's autodiff inside it (a jax.grad or jax.vjp in fwd or "
                     "bwd): grad would differentiate for you. Write the derivative from the "
                     "math: it is a vector you know")
+
+
+def _check_lse_gradient(f, grad, x) -> None:
+    """Whether the gradient is softmax(x), matches finite differences, scales with its cotangent."""
     want = _softmax_ref(x)           # the exact gradient: softmax, NumPy float64
     g = as_array(grad(x), "the gradient")
     if g.shape != want.shape:
@@ -137,6 +141,10 @@ def _check_lse(fn) -> str:
     if not close(gx, ct * want, tol=1e-4):
         raise Wrong("with an incoming cotangent of 2.5 the result is not 2.5 × the gradient: "
                     "does the backward rule use its cotangent argument?")
+
+
+def _check_lse_gradient_elsewhere(fn, grad) -> None:
+    """Whether the gradient is right on extreme inputs, and on a batch under jit(vmap(grad))."""
     for name, case in _LSE_EXTREME:
         g = np.asarray(grad(jnp.asarray(case)))
         if not np.all(np.isfinite(g)) or not close(g, _softmax_ref(case), tol=1e-4):
@@ -145,6 +153,18 @@ def _check_lse(fn) -> str:
     gb = jax.jit(jax.vmap(jax.grad(fn)))(jnp.asarray(_LSE_BATCH))
     if not close(gb, _softmax_ref(_LSE_BATCH), tol=1e-4):
         raise Wrong("under jit(vmap(grad(...))) over a batch of rows the gradients are wrong")
+
+
+def _check_lse(fn) -> str:
+    x = jnp.asarray(_LSE_MODERATE)
+    val = as_array(fn(x), "logsumexp of a vector")   # eager first: a half-done answer fails
+    if jnp.shape(val) != ():
+        raise Wrong(f"logsumexp of a vector should be a scalar, yours has shape {jnp.shape(val)}")
+    f, grad = jax.jit(fn), jax.jit(jax.grad(fn))   # one shape (6,): one compile each
+    _check_lse_forward(f, val, x)
+    _check_lse_rule(fn, x)
+    _check_lse_gradient(f, grad, x)
+    _check_lse_gradient_elsewhere(fn, grad)
     return ("finite on extreme inputs, the gradient matches softmax (NumPy float64) and "
             "finite differences, and logsumexp is itself a custom_vjp: grad runs your rule")
 

@@ -276,10 +276,10 @@ def _make_tracer():
     return trace
 
 
-def _check_transformation(flatten_outputs) -> str:
+def _refuse_not_a_generator(flatten_outputs, lu) -> None:
+    """Whether flatten_outputs is a plain generator of (f, store, *args), not a transformation."""
     import functools
     import inspect
-    lu, api_util = _lu()
     if isinstance(flatten_outputs, functools.partial) and \
             getattr(flatten_outputs.func, "__module__", "") == lu.__name__:
         raise Wrong(f"flatten_outputs is already a transformation: a decorator "
@@ -289,54 +289,77 @@ def _check_transformation(flatten_outputs) -> str:
     if not inspect.signature(flatten_outputs).parameters:
         raise Wrong("flatten_outputs takes (f, store, *args): the next function, the store "
                     "for the aux output, and the arguments")
+
+
+def _call_twice(transform, trace, text, f, n, args) -> tuple[list, list]:
+    """Whether the store holds a tree after each of two equal calls (a miss, then a hit)."""
+    import functools
+    lu, api_util = _lu()
+    results, calls = [], []
+    del _RUNS[:]
+
+    @functools.wraps(f)
+    def counted(*a, f=f, calls=calls):
+        calls.append(1)
+        return f(*a)
+    for call in range(2):       # equal WrappedFuns: the second call is a cache hit
+        fun = lu.wrap_init(counted, debug_info=api_util.debug_info("lab L2", f, args, {}))
+        fun, aux = transform(fun)
+        out = trace(fun, n)
+        try:
+            tree = aux()
+        except lu.StoreException:
+            raise Wrong(f"for {text}: the store is empty after the call"
+                        + (" that lu.cache answered from its cache" if call else "")
+                        + ": put the tree in `store` with store.store(...); a variable "
+                        "of your own is not copied back on a cache hit") from None
+        results.append((out, tree))
+    return results, calls
+
+
+def _check_counts(text, calls) -> None:
+    """Whether the second call was a cache hit, and the generator called f once."""
+    if len(_RUNS) != 1:
+        raise Wrong(f"for {text}: two equal wrapped functions ran {len(_RUNS)} times "
+                    "under lu.cache: the second should be a cache hit")
+    if len(calls) != 1:
+        raise Wrong(f"for {text}: your generator called f {len(calls)} times for one call "
+                    "of the transformed function: call it once and take the leaves and "
+                    "the tree from that one result (each call of f runs the rest of the "
+                    "stack again)")
+
+
+def _check_results(text, results, want_leaves, want_tree) -> None:
+    """Whether each call gave f's leaves, flat, and f's tree, and the two rebuild f's output."""
+    for out, tree in results:
+        if not isinstance(tree, jax.tree_util.PyTreeDef) or tree != want_tree:
+            raise Wrong(f"for {text}: the aux output is {tree!r}, not the output's "
+                        f"tree structure {want_tree!r}")
+        if len(out) != len(want_leaves):
+            raise Wrong(f"for {text}: the transformed function should return the "
+                        f"{len(want_leaves)} leaves of f's output, flat")
+        for i, (g, w) in enumerate(zip(out, want_leaves)):
+            if not close(g, w):
+                raise Wrong(f"for {text}: leaf {i} is {np.asarray(g).tolist()}, but leaf "
+                            f"{i} of f's output in jax.tree.flatten's order (the order "
+                            f"of the tree you store) is {np.asarray(w).tolist()}")
+    rebuilt = jax.tree.unflatten(results[1][1], results[1][0])
+    if jax.tree.structure(rebuilt) != want_tree:
+        raise Wrong(f"for {text}: unflattening your leaves with your tree does not give "
+                    "f's output back")
+
+
+def _check_transformation(flatten_outputs) -> str:
+    lu, _ = _lu()
+    _refuse_not_a_generator(flatten_outputs, lu)
     transform = lu.transformation_with_aux2(flatten_outputs)
     trace = _make_tracer()
     for text, f, n in _lu_subjects():
         args = [np.float32(i + 1) for i in range(n)]
         want_leaves, want_tree = jax.tree.flatten(f(*args))
-        results, calls = [], []
-        del _RUNS[:]
-
-        @functools.wraps(f)
-        def counted(*a, f=f, calls=calls):
-            calls.append(1)
-            return f(*a)
-        for call in range(2):       # equal WrappedFuns: the second call is a cache hit
-            fun = lu.wrap_init(counted, debug_info=api_util.debug_info("lab L2", f, args, {}))
-            fun, aux = transform(fun)
-            out = trace(fun, n)
-            try:
-                tree = aux()
-            except lu.StoreException:
-                raise Wrong(f"for {text}: the store is empty after the call"
-                            + (" that lu.cache answered from its cache" if call else "")
-                            + ": put the tree in `store` with store.store(...); a variable "
-                            "of your own is not copied back on a cache hit") from None
-            results.append((out, tree))
-        if len(_RUNS) != 1:
-            raise Wrong(f"for {text}: two equal wrapped functions ran {len(_RUNS)} times "
-                        "under lu.cache: the second should be a cache hit")
-        if len(calls) != 1:
-            raise Wrong(f"for {text}: your generator called f {len(calls)} times for one call "
-                        "of the transformed function: call it once and take the leaves and "
-                        "the tree from that one result (each call of f runs the rest of the "
-                        "stack again)")
-        for out, tree in results:
-            if not isinstance(tree, jax.tree_util.PyTreeDef) or tree != want_tree:
-                raise Wrong(f"for {text}: the aux output is {tree!r}, not the output's "
-                            f"tree structure {want_tree!r}")
-            if len(out) != len(want_leaves):
-                raise Wrong(f"for {text}: the transformed function should return the "
-                            f"{len(want_leaves)} leaves of f's output, flat")
-            for i, (g, w) in enumerate(zip(out, want_leaves)):
-                if not close(g, w):
-                    raise Wrong(f"for {text}: leaf {i} is {np.asarray(g).tolist()}, but leaf "
-                                f"{i} of f's output in jax.tree.flatten's order (the order "
-                                f"of the tree you store) is {np.asarray(w).tolist()}")
-        rebuilt = jax.tree.unflatten(results[1][1], results[1][0])
-        if jax.tree.structure(rebuilt) != want_tree:
-            raise Wrong(f"for {text}: unflattening your leaves with your tree does not give "
-                        "f's output back")
+        results, calls = _call_twice(transform, trace, text, f, n, args)
+        _check_counts(text, calls)
+        _check_results(text, results, want_leaves, want_tree)
     return ("leaves out, the tree in the store; on a cache hit your generator did not run, "
             "and lu.cache copied the cached store into the new one (populate_stores)")
 

@@ -155,55 +155,75 @@ def prepare(home: Path = HUB_HOME) -> Path:
               "two)", file=sys.stderr, flush=True)
         home.mkdir(parents=True, exist_ok=True)
         os.chmod(home, 0o755)
-        base, lib = _interpreter(home)
-        new = home / "venv.new"
-        shutil.rmtree(new, ignore_errors=True)
-        try:
-            _run(uv, "venv", "-q", "--relocatable", "--python", base, new)
-            _run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python",
-                 "--require-hashes", "--compile-bytecode", paths.LOCK)
-        except errors.KitError:
-            shutil.rmtree(new, ignore_errors=True)
-            raise
-        (new / "workshop-hub-libdir").write_text(lib)
-        (new / "workshop-hub-lock").write_text(_lock_hash())
-        _readable(new)
-        if not runs_as_nobody([str(new / "bin" / "python"), "-c", "import jax, jupyterhub"],
-                              lib):
-            shutil.rmtree(new, ignore_errors=True)
-            raise errors.KitError(f"another user cannot run the environment made in {home}: "
-                                  "is it on a filesystem mounted noexec, or under a private "
-                                  "folder?")
-        old = home / "venv.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if venv.exists():
-            venv.rename(old)
-        new.rename(venv)
-        shutil.rmtree(old, ignore_errors=True)
+        _replace(venv, _make_packages(home, uv))
     if _stamp(venv, "kit") != _kit_hash() or not runs_as_nobody(
             [str(python), "-c", "import workshop.labs"], libdir(venv)):
-        with tempfile.TemporaryDirectory() as kit:   # built from a copy: the build writes
-            for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):   # beside it
-                shutil.copyfile(paths.ROOT / name, Path(kit) / name)
-            for name in ("LICENSES", "workshop"):
-                shutil.copytree(paths.ROOT / name, Path(kit) / name,
-                                ignore=shutil.ignore_patterns("__pycache__"))
-            _run(uv, "pip", "install", "-q", "--python", python, "--no-deps", "--compile-bytecode",
-                 "--no-build-isolation", "--reinstall-package", "jax-core-workshop", kit)
-        materials = venv / "materials.new"
-        shutil.rmtree(materials, ignore_errors=True)
-        for folder, pattern in MATERIALS:
-            for p in sorted((paths.ROOT / folder).glob(pattern)):
-                (materials / folder).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(p, materials / folder / p.name)
-        shutil.rmtree(venv / "materials", ignore_errors=True)
-        materials.rename(venv / "materials")
+        _install_kit(uv, python)
+        _copy_materials(venv)
         (venv / "workshop-hub-kit").write_text(_kit_hash())
         _readable(venv)
         if not runs_as_nobody([str(python), "-c", "import jax, workshop.labs, jupyterhub"],
                               libdir(venv)):
             raise errors.KitError(f"another user cannot run the kit installed in {venv}")
     return python
+
+
+def _make_packages(home: Path, uv: Path) -> Path:
+    """A new environment from the lock, in home/venv.new: refused if another user cannot run it."""
+    base, lib = _interpreter(home)
+    new = home / "venv.new"
+    shutil.rmtree(new, ignore_errors=True)
+    try:
+        _run(uv, "venv", "-q", "--relocatable", "--python", base, new)
+        _run(uv, "pip", "sync", "-q", "--python", new / "bin" / "python",
+             "--require-hashes", "--compile-bytecode", paths.LOCK)
+    except errors.KitError:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    (new / "workshop-hub-libdir").write_text(lib)
+    (new / "workshop-hub-lock").write_text(_lock_hash())
+    _readable(new)
+    if not runs_as_nobody([str(new / "bin" / "python"), "-c", "import jax, jupyterhub"],
+                          lib):
+        shutil.rmtree(new, ignore_errors=True)
+        raise errors.KitError(f"another user cannot run the environment made in {home}: "
+                              "is it on a filesystem mounted noexec, or under a private "
+                              "folder?")
+    return new
+
+
+def _replace(venv: Path, new: Path) -> None:
+    """The new environment in the old one's place; the old one is set aside until it is there."""
+    old = venv.with_name("venv.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if venv.exists():
+        venv.rename(old)
+    new.rename(venv)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _install_kit(uv: Path, python: Path) -> None:
+    """Installs the kit's package into the environment of `python`, again."""
+    with tempfile.TemporaryDirectory() as kit:   # built from a copy: the build writes
+        for name in ("pyproject.toml", "README.md", "LICENSE", "NOTICE"):   # beside it
+            shutil.copyfile(paths.ROOT / name, Path(kit) / name)
+        for name in ("LICENSES", "workshop"):
+            shutil.copytree(paths.ROOT / name, Path(kit) / name,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        _run(uv, "pip", "install", "-q", "--python", python, "--no-deps", "--compile-bytecode",
+             "--no-build-isolation", "--reinstall-package", "jax-core-workshop", kit)
+
+
+def _copy_materials(venv: Path) -> None:
+    """Copies the attendees' materials into venv/materials, in place of the old copy."""
+    materials = venv / "materials.new"
+    shutil.rmtree(materials, ignore_errors=True)
+    for folder, pattern in MATERIALS:
+        for p in sorted((paths.ROOT / folder).glob(pattern)):
+            (materials / folder).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, materials / folder / p.name)
+    shutil.rmtree(venv / "materials", ignore_errors=True)
+    materials.rename(venv / "materials")
 
 
 def libdir(venv: Path) -> str:

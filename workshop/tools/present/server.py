@@ -64,6 +64,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _check_port(port: int | None) -> None:
+    """Whether `--port` names a port this server can listen on (None: a free one is picked)."""
+    if port is not None and not 1024 <= port <= 65535:
+        raise errors.KitError(f"--port {port}: pick a port from 1024 to 65535 "
+                              "(or leave it out for a free one)")
+    if port is not None:
+        with socket.socket() as probe:
+            try:
+                probe.bind((HOST, port))
+            except OSError:
+                raise errors.KitError(f"--port {port}: something on {HOST} already listens "
+                                      "there (pick another, or leave --port out)") from None
+
+
 def list_decks() -> str:
     rows = []
     for p in nbs.decks():
@@ -94,33 +108,12 @@ class Server:
 
     def __init__(self, port: int | None = None, log: Path | None = None,
                  rehearsal: Path | None = None):
-        if port is not None and not 1024 <= port <= 65535:
-            raise errors.KitError(f"--port {port}: pick a port from 1024 to 65535 "
-                                  "(or leave it out for a free one)")
-        if port is not None:
-            with socket.socket() as probe:
-                try:
-                    probe.bind((HOST, port))
-                except OSError:
-                    raise errors.KitError(f"--port {port}: something on {HOST} already listens "
-                                          "there (pick another, or leave --port out)") from None
+        _check_port(port)
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
         self.base = f"http://{HOST}:{self.port}"
         self.scratch = None   # a private folder of its own where the checkout is read-only
-        if log is None:
-            try:
-                private_dir(LOGS)
-                prune(LOGS)
-                log = LOGS / f"{self.port}.log"     # one log per server
-            except OSError as e:
-                import tempfile
-                self.scratch = Path(tempfile.mkdtemp(prefix="workshop-present-"))
-                log = self.scratch / f"{self.port}.log"
-                print(f"present: {paths.short(LOGS)}/ cannot be written ({e.strerror}): this "
-                      f"server's log and settings are in {self.scratch} until it stops",
-                      flush=True)
-        self.log = log
+        self.log = self._log_path(log)
         private_dir(self.log.parent)
         # the log, the settings and the redirect page are the presenter's alone (another user
         # on this machine reads none of them); Jupyter's own runtime files are 0600 too
@@ -137,6 +130,30 @@ class Server:
         # and JupyterLab's workspaces go to this server's own folder, not under $HOME: present
         # works with HOME unset or read-only, and leaves nothing there
         self.runtime = private_dir(self.log.with_suffix(".runtime"))
+        cmd = self._command(extensions)
+        env = self._environment(rehearsal)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=env,
+                                     start_new_session=True)
+
+    def _log_path(self, log: Path | None) -> Path:
+        """Where this server's log goes: `log`, else LOGS, else a scratch folder of its own."""
+        if log is None:
+            try:
+                private_dir(LOGS)
+                prune(LOGS)
+                log = LOGS / f"{self.port}.log"     # one log per server
+            except OSError as e:
+                import tempfile
+                self.scratch = Path(tempfile.mkdtemp(prefix="workshop-present-"))
+                log = self.scratch / f"{self.port}.log"
+                print(f"present: {paths.short(LOGS)}/ cannot be written ({e.strerror}): this "
+                      f"server's log and settings are in {self.scratch} until it stops",
+                      flush=True)
+        return log
+
+    def _command(self, extensions: Path) -> list[str]:
+        """The command line of this server's JupyterLab, and so what no config can change."""
         cmd = [sys.executable, "-c", nbs.SERVER_BOOT, "--no-browser",   # `jupyter lab`
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
@@ -161,15 +178,17 @@ class Server:
                "--ServerApp.iopub_msg_rate_limit=1000"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")   # CI and these machines run as root
+        return cmd
+
+    def _environment(self, rehearsal: Path | None) -> dict[str, str]:
+        """The server's environment: its token, its runtime folder, and the rehearsal's log."""
         env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime),
                    WORKSHOP_PRESENT_PID=str(os.getpid()))   # the server stops when we are gone
         env.pop("WORKSHOP_REHEARSAL", None)
         if rehearsal is not None:   # the page script posts slide changes; the server logs them
             rehearsal.parent.mkdir(parents=True, exist_ok=True)
             env["WORKSHOP_REHEARSAL"] = str(rehearsal)
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env,
-                                     start_new_session=True)
+        return env
 
     def api(self, path: str, body: dict | None = None):
         return call(self.base, self.token, path, body)
