@@ -277,6 +277,28 @@ def test_the_package_has_no_import_cycle():
     assert _cycles(graph) == [], "modules that import each other (lazily or not)"
 
 
+def _code_lines(node) -> int:
+    """A function's lines, from its `def` to its last, its docstring aside."""
+    n = node.end_lineno - node.lineno + 1
+    first = node.body[0] if node.body else None
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        n -= first.end_lineno - first.lineno + 1
+    return n
+
+
+def test_no_function_in_the_package_is_over_60_lines():
+    # a function a reader can hold in view: steps over 60 lines are split into named steps
+    # (a docstring, with its Args and example, is documentation and does not count)
+    long = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and _code_lines(node) > 60:
+                long[f"{paths.short(path)}:{node.lineno} {node.name}"] = _code_lines(node)
+    assert long == {}
+
+
 def _mapped() -> dict[str, list[str]]:
     """docs/maintaining.md's package map: {layer: [file, ...]} from its two tables (a bare
     `name.py` after a path is in that path's folder)."""
@@ -327,6 +349,15 @@ def test_pre_commit_runs_ruff_fmt_and_labs_with_the_kits_venv():
         "notebooks-normalised": ".venv/bin/python -m workshop fmt --check",
         "attendee-copies-current": ".venv/bin/python -m workshop labs --check"}
     assert all(h["language"] == "system" for h in _hooks()), "no hook environment to download"
+
+
+def test_one_recipe_installs_the_hooks_everywhere_it_is_written():
+    # the config's comment, CONTRIBUTING and the guide say the same command (they disagreed)
+    recipe = ".venv/bin/uv tool run pre-commit install"
+    for doc in (".pre-commit-config.yaml", "CONTRIBUTING.md", "docs/maintaining.md"):
+        text = (ROOT / doc).read_text()
+        found = set(re.findall(r"`([^`]*pre-commit install[^`]*)`", text))
+        assert found == {recipe}, f"{doc} says {found or 'nothing'}, not {recipe}"
 
 
 @pytest.mark.parametrize("hook", _hooks(), ids=lambda h: h["id"])

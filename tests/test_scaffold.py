@@ -1,5 +1,7 @@
-"""`workshop new deck`: the guide's steps, followed literally in a scratch copy of the kit, give
-a deck the structure tests accept and that runs green, whole and section by section."""
+"""Adding a deck and a lab by docs/maintaining.md, followed literally in a scratch copy of the kit:
+a seventh deck and its lab, deck 01's slide that names every phase, the build; then the quick
+run's tests of the new deck, the new lab and deck 01 pass there, and what changed is exactly the
+guide's table of the files a deck and its lab touch."""
 from __future__ import annotations
 
 import os
@@ -12,76 +14,111 @@ import pytest
 
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
-from workshop.tools.builder import execute
+
+WHO = {"GIT_AUTHOR_NAME": "Kit Maintainer", "GIT_AUTHOR_EMAIL": "kit@example.invalid",
+       "GIT_COMMITTER_NAME": "Kit Maintainer", "GIT_COMMITTER_EMAIL": "kit@example.invalid"}
+DECK, LAB, MOD = "07-shapes-and-sizes", "X9-slopes", "x9"
+
+
+def run(root, *cmd, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), cwd=root, text=True, capture_output=True, timeout=timeout,
+                          env={**os.environ, **WHO, "PYTHONPATH": f"{root}{os.pathsep}"
+                                                                  f"{root / 'tests'}"})
+
+
+def wk(root, *args, timeout=600) -> subprocess.CompletedProcess:
+    return run(root, sys.executable, "-m", "workshop", *args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
+    """The kit's files as a clean clone has them (tracked, and new ones git does not ignore),
+    committed in a repository of their own, so that what the steps change is `git status`."""
     root = tmp_path_factory.mktemp("kit")
-    for d in ("workshop", "decks", "exercises", "tests", "environment", "docs"):
-        shutil.copytree(paths.ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
-    for f in ("README.md", "pyproject.toml"):
-        shutil.copy(paths.ROOT / f, root / f)
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
+                            cwd=paths.ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, listed.decode().split("\0")):
+        if (paths.ROOT / rel).is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(paths.ROOT / rel, root / rel)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the kit"]):
+        assert run(root, "git", *args).returncode == 0
     return root
 
 
-def wk(root, *args):
-    return subprocess.run([sys.executable, "-m", "workshop", *args], cwd=root, text=True,
-                          capture_output=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(root)})
+def guide_table(root) -> set[str]:
+    """docs/maintaining.md's table of what a deck and its lab touch, for deck 07 and lab X9."""
+    text = (root / "docs" / "maintaining.md").read_text(encoding="utf-8")
+    table = text.split("### What a deck and its lab touch", 1)[1].split("\n#", 1)[0]
+    files = set()
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            files |= set(re.findall(r"`([^`]+)`", line.split("|")[1]))
+    return {f.replace("NN-name", DECK).replace("ID-name", LAB).replace("/id.py", f"/{MOD}.py")
+            for f in files}
 
 
-def test_a_new_deck_passes_the_structure_tests_and_runs(scratch, tmp_path):
-    p = wk(scratch, "new", "deck", "7", "Shapes and sizes", "--lab", "J1", "--minutes", "30")
+def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
+    # 1. the deck, then its lab (the guide's first steps)
+    p = wk(scratch, "new", "deck", "7", "Shapes and sizes", "--lab", "X9", "--minutes", "30")
     assert p.returncode == 0, p.stderr
-    deck = scratch / "decks" / "07-shapes-and-sizes.ipynb"
-    assert deck.is_file() and (scratch / "decks" / "07-shapes-and-sizes.css").is_file()
-    row = next(line for line in p.stdout.splitlines() if "add this row" in line)
-    row = row.split("table: ", 1)[1]
-    assert row.startswith("| 7 | [Shapes and sizes](decks/07-shapes-and-sizes.ipynb) | 30 |")
-    readme = scratch / "README.md"
-    readme.write_text(readme.read_text().replace(
-        "| 6 | [Devices]", row + "\n| 6 | [Devices]"))
-    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "tests/test_structure.py", "-k", "07 or readme or kit_has"],
-                       cwd=scratch, text=True, capture_output=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(scratch)})
-    assert t.returncode == 0 and " passed" in t.stdout, t.stdout[-2000:]
-    assert "07-shapes" in subprocess.run(  # the tests did see the new deck
-        [sys.executable, "-c", "from workshop.tools import notebooks as n; print(n.decks())"],
-        cwd=scratch, text=True, capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(scratch)}).stdout
-    nb = nbs.read(deck)
-    result, ran = execute.execute(nb, deck.name, tmp_path, allow_errors=True,
-                                  sections_alone=True)
-    assert result.ok, result.failure
-    for sec in nbs.sections(ran):   # each section with only the setup cell's names
-        assert execute.section_result(result, ran, sec).ok, sec.title
-
-
-def test_a_new_lab_passes_the_lab_tests_both_ways(scratch):
-    p = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", "04-transforms")
+    assert "X9 (not written yet)" in (scratch / "README.md").read_text()
+    assert '"Six phases, one record" names every phase: make it say seven' in p.stdout, p.stdout
+    p = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", DECK)
     assert p.returncode == 0, p.stderr
-    for f in ("exercises/solutions/X9-slopes.ipynb", "exercises/X9-slopes.ipynb",
-              "workshop/labs/x9.py", "tests/wrong_answers/x9.py"):
-        assert (scratch / f).is_file(), f
-    assert "BEGIN SOLUTION" not in (scratch / "exercises/X9-slopes.ipynb").read_text()
-    env = {**os.environ, "PYTHONPATH": f"{scratch}{os.pathsep}{scratch / 'tests'}"}
-    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "tests/test_labs.py", "tests/test_lab_answers.py",
-                        "tests/test_lab_solutions.py", "tests/test_structure.py", "-k",
-                        "X9 or x9 or checks_module or attendee_copies_are_current"],
-                       cwd=scratch, text=True, capture_output=True, timeout=600, env=env)
-    tail = t.stdout[-3000:]
-    assert t.returncode == 0, tail
-    n = int(re.search(r"(\d+) passed", tail).group(1))
-    assert n >= 10 * 3 + 2 * 3 + 2, tail   # every wrong and right answer ran, and the solution
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "workshop/labs/x9.py",
-                           "tests/wrong_answers/x9.py", "exercises/solutions/X9-slopes.ipynb"],
-                          cwd=scratch, text=True, capture_output=True, timeout=120)
-    assert lint.returncode == 0, lint.stdout
-    again = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", "04-transforms")
+    assert f"[X9 Slopes](exercises/{LAB}.ipynb) | 30 |" in (scratch / "README.md").read_text()
+    again = wk(scratch, "new", "lab", "X9", "Slopes", "--deck", DECK)
     assert again.returncode == 2 and "X9 exists (nothing written)" in again.stderr
+    # 2. deck 01's slide that names every phase: its heading, its notes, its check
+    one = scratch / "decks" / "01-run-it-first.ipynb"
+    text = one.read_text(encoding="utf-8")
+    for old, new in [("### Six phases, one record", "### Seven phases, one record"),
+                     ("in six phases;", "in seven phases;"),
+                     ("**Six phases, one record:", "**Seven phases, one record:"),
+                     ("the next five open", "the next six open"),
+                     ("splits the program over.", "splits the program over. Phase 7: shapes."),
+                     ("== [1, 2, 3, 4, 5, 6], ", "== [1, 2, 3, 4, 5, 6, 7], ")]:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    one.write_text(text, encoding="utf-8")
+    assert wk(scratch, "fmt").returncode == 0
+    # 3. the build: what changed runs and is printed, and the schedule
+    p = wk(scratch, "build", timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert "executing 4 notebook(s)" in p.stdout and "wrote handouts/schedule.pdf" in p.stdout
+    assert "seven decks" in (scratch / "docs" / "schedule.md").read_text()
+    # 4. what changed is the guide's table, no more, no less
+    status = run(scratch, "git", "status", "--porcelain", "--untracked-files=all").stdout
+    changed = {line[3:] for line in status.splitlines()}
+    assert changed == guide_table(scratch), (sorted(changed - guide_table(scratch)),
+                                             sorted(guide_table(scratch) - changed))
+    # 5. the quick run's tests of the new deck, the new lab and deck 01 (and every test that
+    # is about the whole kit: its metadata, its map, its schedule, its tables)
+    others = [p.stem for p in nbs.decks()[1:]] + [p.stem.split("-")[0]
+                                                  for p in nbs.lab_sources()]
+    t = run(scratch, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-v",
+            "-m", "not robust and not hub", "-k", f"not ({' or '.join(others)})",
+            "tests/test_structure.py", "tests/test_meta.py", "tests/test_schedule.py",
+            "tests/test_labs.py", "tests/test_lab_answers.py", "tests/test_lab_solutions.py",
+            "tests/test_notebooks.py", "tests/test_handouts.py", "tests/test_present_decks_a.py",
+            "tests/test_present_decks_b.py", timeout=900)
+    tail = t.stdout[-4000:]
+    assert t.returncode == 0, tail
+    passed = set(re.findall(r"^(\S+) PASSED", t.stdout, re.M))
+    for want in (f"test_runs_in_a_fresh_kernel[{DECK}]", "test_runs_in_a_fresh_kernel[01-run-",
+                 f"test_slides_pdf_has_a_page_per_slide_with_titles_and_code[{DECK}]",
+                 f"test_page_one_is_not_blank[{DECK}.pdf]", f"[{LAB}.solutions.pdf]",
+                 f"test_html_export_keeps_source_highlighting_and_no_terminal_codes[{DECK}]",
+                 f"test_deck_opens_in_rise_and_every_slide_fits[{DECK}]",
+                 "test_the_package_map_in_maintaining_lists_every_module_in_its_layer",
+                 "test_the_committed_schedule_is_current_and_printed",
+                 "test_what_the_kit_derives_from_the_metadata_is_current",
+                 "'X9'-'q1'", f"test_metadata_title_and_closing_slides[{DECK}]"):
+        assert any(want in name for name in passed), f"{want} did not run and pass:\n{tail}"
+    lint = run(scratch, sys.executable, "-m", "ruff", "check", f"workshop/labs/{MOD}.py",
+               f"tests/wrong_answers/{MOD}.py", f"exercises/solutions/{LAB}.ipynb",
+               "workshop/phases.py")
+    assert lint.returncode == 0, lint.stdout
 
 
 @pytest.mark.parametrize("args, says", [
@@ -89,8 +126,8 @@ def test_a_new_lab_passes_the_lab_tests_both_ways(scratch):
     (["0", "Zero", "--lab", "J2"], "phase 0: pick a number from 1 to 99"),
     (["9", "Bad lab", "--lab", "lab9"], "a lab id such as J5"),
 ])
-def test_bad_input_is_one_line_and_writes_nothing(scratch, args, says):
-    before = sorted(p.name for p in (scratch / "decks").iterdir())
-    p = wk(scratch, "new", "deck", *args)
+def test_bad_input_is_one_line_and_writes_nothing(args, says):
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in paths.DECKS.iterdir())
+    p = wk(paths.ROOT, "new", "deck", *args)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
-    assert sorted(p.name for p in (scratch / "decks").iterdir()) == before
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in paths.DECKS.iterdir()) == before

@@ -85,9 +85,8 @@ def cmd_new(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="workshop", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+def _build_commands(sub) -> None:
+    """build, labs, fmt, release: what makes and checks the kit's files."""
     b = sub.add_parser("build", help="execute every deck and lab solution; write the report")
     b.add_argument("notebooks", nargs="*", help="01, 1, J1, a name or a path; none means all")
     b.add_argument("--force", action="store_true",
@@ -103,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("notebooks", nargs="*")
     f.add_argument("--check", action="store_true")
     f.set_defaults(fn=cmd_fmt)
+    rl = sub.add_parser("release", help="tag this commit vVERSION (pyproject.toml's), its "
+                                        "CHANGELOG entry the message; refuses uncommitted or "
+                                        "stale work")
+    rl.set_defaults(fn=cmd_release)
+
+
+def _check_commands(sub) -> None:
+    """doctor, drift: whether this machine, or another JAX, runs the kit."""
     d = sub.add_parser("doctor", help="check this machine for presenting and following along")
     d.set_defaults(fn=cmd_doctor)
     dr = sub.add_parser("drift", help="run every notebook on another JAX; name each slide "
@@ -114,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                     metavar="NOTEBOOK", help="only this notebook (01, J1, a path); repeatable")
     dr.add_argument("--report", metavar="DIR", help="write the report here (default build/drift)")
     dr.set_defaults(fn=cmd_drift)
+
+
+def _present_commands(sub) -> None:
+    """present: a deck in RISE."""
     pr = sub.add_parser("present", help="open a deck in RISE (JupyterLab on 127.0.0.1)")
     pr.add_argument("deck", nargs="?", help="03, 3 or a name; none lists the decks")
     pr.add_argument("--port", type=int, help="a loopback port (default: a free one)")
@@ -122,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="record when each slide is shown; on Ctrl-C write "
                          "build/rehearsal/DECK-TIME.md (planned against actual minutes)")
     pr.set_defaults(fn=cmd_present)
+
+
+def _hub_command(sub) -> None:
+    """hub: the classroom hub on this machine."""
     hb = sub.add_parser("hub", help="the workshop on a JupyterHub on this machine, for "
                                     "attendees without a working laptop (as root)")
     hb.add_argument("--port", type=int, default=8000, help="where attendees connect "
@@ -136,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     hb.add_argument("--remove-attendees", action="store_true",
                     help="after the workshop: delete the attendees' users and their files")
     hb.set_defaults(fn=cmd_hub)
+
+
+def _authoring_commands(sub) -> None:
+    """schedule, compose, new: what a maintainer or speaker writes with."""
     sc = sub.add_parser("schedule", help="the two-day workshop: decks, labs, breaks")
     sc.add_argument("--start", default="09:00", help="the day's start, HH:MM (default 09:00)")
     sc.add_argument("--session", default="120", metavar="MIN",
@@ -151,10 +170,6 @@ def main(argv: list[str] | None = None) -> int:
                          "of the title will do)")
     co.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     co.set_defaults(fn=cmd_compose)
-    rl = sub.add_parser("release", help="tag this commit vVERSION (pyproject.toml's), its "
-                                        "CHANGELOG entry the message; refuses uncommitted or "
-                                        "stale work")
-    rl.set_defaults(fn=cmd_release)
     nw = sub.add_parser("new", help="start a new deck or lab that the tests accept")
     what = nw.add_subparsers(dest="what", required=True)
     nd = what.add_parser("deck", help="decks/NN-title.ipynb and its stylesheet")
@@ -169,6 +184,19 @@ def main(argv: list[str] | None = None) -> int:
     nl.add_argument("--deck", required=True, help="the deck it follows, e.g. 04-transforms")
     nl.add_argument("--minutes", type=int, default=30)
     nl.set_defaults(fn=cmd_new)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="workshop", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for add in (_build_commands, _check_commands, _present_commands, _hub_command,
+                _authoring_commands):
+        add(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     for stream in (sys.stdout, sys.stderr):   # a terminal that cannot show “ ” · ✓ gets ?
         try:                                    # in their place, never a UnicodeEncodeError
             stream.reconfigure(errors="replace")

@@ -120,8 +120,9 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     todo.append(f"deck 01's slide \"{derived.number(n - 1).capitalize()} phases, one record\" "
                 "names every phase: make it say "
                 f"{derived.number(n)}, name the new one in its notes and its check's list")
-    todo.append(f"then: scripts/build (deck {phase:02d}, deck 01, the schedule), scripts/test, "
-                "and commit what docs/maintaining.md's 'Adding a deck' lists")
+    todo.append("then: scripts/build (it runs what changed: this deck, decks 01 and 02, which "
+                "draw the phase map, and the schedule), scripts/test, and commit what "
+                "docs/maintaining.md's 'What a deck and its lab touch' lists")
     return todo
 
 
