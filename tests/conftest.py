@@ -10,13 +10,14 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 import workshop
-from workshop.tools import drift, paths
+from workshop.tools import browser, drift, paths
 from workshop.tools import notebooks as nbs
 from workshop.tools.builder import execute
 
@@ -164,8 +165,9 @@ def _runs() -> Runs:
     return _RUNS[0]
 
 
-SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_b.py",
-              "test_scaffold.py", "test_attendee_venv.py", "test_drift.py", "test_hub.py"}
+SLOW_FILES = {"test_present_slides.py", "test_present_server.py", "test_present_decks_a.py",
+              "test_present_decks_b.py", "test_scaffold.py", "test_attendee_venv.py",
+              "test_drift.py", "test_hub.py"}
 
 
 # scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
@@ -173,8 +175,9 @@ SLOW_FILES = {"test_present.py", "test_present_decks_a.py", "test_present_decks_
 # they end with the rest; the files that read the notebook runs last, so both workers have
 # other tests to do while the first worker makes the runs
 FIRST = ["test_lab_answers_j3.py", "test_lab_answers.py", "test_labs.py",
-         "test_attendee_venv.py", "test_build.py", "test_present.py", "test_hub.py",
-         "test_presenter_tools.py", "test_scaffold.py", "test_cli.py", "test_compose.py"]
+         "test_attendee_venv.py", "test_build.py", "test_present_slides.py",
+         "test_present_server.py", "test_hub.py", "test_presenter_tools.py", "test_scaffold.py",
+         "test_cli.py", "test_compose.py"]
 # the files that read the notebook runs. xdist hands a worker the next file once its own has 2
 # tests left, so the worker that takes decks_a (2 tests) takes test_notebooks with it, and the
 # other decks_b (4), then the short ones: both end at about the same time
@@ -243,6 +246,62 @@ def pytest_collection_finish(session):
 @pytest.fixture(scope="session")
 def runs():
     return _runs()
+
+
+# ---------------------------------------------------------------------------- the browser tests'
+# (test_present_slides.py, test_present_server.py, test_present_decks_a.py and _b.py,
+# test_presenter_tools.py: a server, a browser and a folder of each module's own; the slideshow
+# itself is driven by workshop/tools/present/driver.py)
+
+@pytest.fixture(scope="module")
+def playwright_session():
+    """One Playwright per module: a second sync_playwright in the same process refuses."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def chromium(playwright_session):
+    exe = browser.find()
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"no browser for the RISE test: {browser.INSTALL}")
+        pytest.skip(f"no browser: {browser.INSTALL}")
+    b = playwright_session.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def presenting(tmp_path_factory):
+    """One `present 01` server for every test of a module (a server start is the slow part):
+    deck 01 at the URL it printed, the others at the same server's RISE address for their path.
+    The presenter's Jupyter config tries to turn the XSRF check and the output rate limit off
+    (present keeps them on)."""
+    from workshop.tools.present.driver import start_present, stop_present
+    from workshop.tools.present.server import free_port
+    cfg = tmp_path_factory.mktemp("jupyter-config")
+    (cfg / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
+        "disable_check_xsrf": True, "iopub_data_rate_limit": 1e12}}))
+    port = free_port()
+    started = time.time()
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    state = {"proc": proc, "url": url, "port": port, "offsite": [], "started": started}
+    yield state
+    stop_present(proc)
+
+
+@pytest.fixture(scope="module")
+def executed_decks():
+    """A folder the present server serves (it serves the checkout) for the decks as the
+    session's fresh kernels ran them, beside copies of the decks' stylesheets."""
+    folder = paths.BUILD / f"rise-executed-{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for css in paths.DECKS.glob("*.css"):
+        shutil.copy(css, folder / css.name)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @functools.cache

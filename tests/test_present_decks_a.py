@@ -6,13 +6,7 @@ and 06 18 s there)."""
 from __future__ import annotations
 
 import pytest
-from test_present import (  # noqa: F401 (fixtures)
-    chromium,
-    executed_decks,
-    playwright_session,
-    presenting,
-)
-from test_present import test_deck_opens_in_rise_and_every_slide_fits as _fits
+from test_present_slides import test_deck_opens_in_rise_and_every_slide_fits as _fits
 
 from workshop.tools import notebooks as nbs
 

@@ -10,16 +10,11 @@ import sys
 import time
 
 import pytest
-from test_present import (  # noqa: F401  (chromium, playwright_session: fixtures)
-    NEXT_JS,
-    chromium,
-    playwright_session,
-    stop_present,
-)
 
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
 from workshop.tools.present import rehearse
+from workshop.tools.present.driver import NEXT_JS, stop_present
 from workshop.tools.present.server import free_port
 
 DECK = paths.DECKS / "01-run-it-first.ipynb"

@@ -1,6 +1,7 @@
 """The soak (issue 31, item 3): the whole workshop run through once as a presenter and the labs
-would, and what that leaves behind. `scripts/soak [--decks 01,02] [--limit MIN]`; not part of
-pytest (nothing here is named test_*, and it takes a long while).
+would, and what that leaves behind. `scripts/soak [--decks 01,02] [--limit MIN]` (`python -m
+workshop.tools.present.soak`); not part of pytest (it takes a long while). The slideshow is
+driven as the browser tests drive it (`present/driver.py`).
 
 1. BEFORE: the soak's process tree, every process of the soak anywhere on the machine (each
    process it starts inherits a marker in its environment, so one that left the tree, a kernel
@@ -41,30 +42,26 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))   # the browser test's helpers
-
-import pytest  # noqa: E402  (start_present fails through pytest.fail)
-from test_present import (  # noqa: E402
+from ...config import CELL_TIMEOUT
+from .. import browser, errors, paths, talk
+from .. import notebooks as nbs
+from .driver import (
     FIRST_JS,
     FRAGMENTS_JS,
     NEXT_JS,
     SHOTS,
-    _kernel_processes,
-    _notes_of_slide,
+    base_token,
+    kernel_processes,
+    notes_of_slide,
     port_open,
     run_slide_cells,
     start_present,
     stop_present,
 )
-
-from workshop.config import CELL_TIMEOUT  # noqa: E402
-from workshop.tools import browser, errors, paths, talk  # noqa: E402
-from workshop.tools import notebooks as nbs  # noqa: E402
-from workshop.tools.present.server import LOGS, call, free_port  # noqa: E402
+from .server import LOGS, call, free_port
 
 ROOT = paths.ROOT
 REPORT = ROOT / "build" / "soak.md"
@@ -326,7 +323,7 @@ def failed_outputs(page) -> list[str]:
 
 def notes_show(notes, nb, k: int, timeout=30_000) -> bool:
     """Whether the notes window shows slide k's first note (the first words, as rendered)."""
-    texts = _notes_of_slide(nb, k)
+    texts = notes_of_slide(nb, k)
     if not texts:
         return True
     words = " ".join(re.sub(r"[*`]", "", texts[0]).split()[:6])
@@ -337,11 +334,6 @@ def notes_show(notes, nb, k: int, timeout=30_000) -> bool:
         return True
     except Exception:
         return False
-
-
-def base_token(url: str) -> tuple[str, str]:
-    u = urlparse(url)
-    return f"{u.scheme}://{u.netloc}", u.query.split("token=")[1]
 
 
 def restart_kernel(url: str, rel: str) -> str:
@@ -365,27 +357,45 @@ def kill_kernel(url: str, rel: str) -> str:
     base, token = base_token(url)
     session = next(s for s in call(base, token, "/api/sessions") if s["path"] == rel)
     kid = session["kernel"]["id"]
-    old = _kernel_processes(kid)
+    old = kernel_processes(kid)
     if not old:
         raise AssertionError(f"no process of kernel {kid}")
     for pid in old:
         os.kill(pid, signal.SIGKILL)
     end = time.monotonic() + 60
     while time.monotonic() < end:
-        new = set(_kernel_processes(kid)) - set(old)
+        new = set(kernel_processes(kid)) - set(old)
         if new and call(base, token, f"/api/kernels/{kid}")["execution_state"] == "idle":
             return kid
         time.sleep(0.5)
     raise AssertionError(f"kernel {kid} was not restarted within 60 s of its kill")
 
 
+@dataclass
+class Showing:
+    """One deck on show: its notebook, its path as the server names it, the URL present
+    printed, the slideshow's page and the notes window, the deck's slides and its talk path's,
+    and where (if anywhere) the kernel is restarted and how ("rest" or "kill")."""
+    nb: object
+    rel: str
+    url: str
+    page: object
+    n: int
+    talk_n: int
+    where: tuple[int, int, int] | None
+    how: str
+    notes: object = None
+
+
 def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) -> DeckRun:
+    """`present NN` for `deck`, as the presenter types it; the deck in `chromium` with the
+    notes window open and every code cell of its talk path run from the slideshow (the kernel
+    restarted mid-section when `restart` is "rest" or "kill"); Ctrl-C; what it took and what
+    it left behind."""
     nb = nbs.read(deck)
-    rel = deck.relative_to(ROOT).as_posix()
     run = DeckRun(deck.stem)
     n, talk_n, slide_of, secs = slide_plan(nb)
-    stop = talk.talk_stop(nb)
-    run.expected = sum(talk.is_visible_code(c) for c in nb.cells[:stop])
+    run.expected = sum(talk.is_visible_code(c) for c in nb.cells[:talk.talk_stop(nb)])
     where = restart_point(nb, slide_of, secs) if restart else None
     if restart and where is None:
         run.problems.append(f"{deck.stem}: no talk section with two slides of code to "
@@ -397,65 +407,12 @@ def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) ->
     run.ready = time.monotonic() - t0
     context = chromium.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text[:200]) if m.type == "error" else None)
-    notes = None
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text[:200]) if m.type == "error" else None)
+    show = Showing(nb, deck.relative_to(ROOT).as_posix(), url, page, n, talk_n, where, restart)
     try:
-        page.goto(url)
-        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
-        run.first_slide = time.monotonic() - t0
-        # the notes window, as the presenter opens it: a click on the slide, T
-        page.mouse.click(640, 700)
-        page.keyboard.press("Escape")
-        with context.expect_page(timeout=15_000) as popup:
-            page.keyboard.press("t")
-        notes = popup.value
-        if not notes_show(notes, nb, 1, timeout=60_000):
-            run.problems.append(f"{deck.stem}: the notes window did not show slide 1's notes")
-        page.bring_to_front()
-        for i in range(1, talk_n + 1):
-            shown = number(page)
-            if shown != f"{i}/{n}":
-                raise AssertionError(f"expected slide {i}, RISE shows {shown}")
-            # (a fragment is shown once the cells above it have run, as the presenter does)
-            run_slide_cells(page, f"{deck.stem} slide {i}", timeout=CELL_TIMEOUT_MS)
-            page.evaluate(FRAGMENTS_JS)
-            if where and i == where[1]:
-                run.restart = recover(page, notes, nb, url, rel, where, n, run, restart)
-            if where and i == where[2]:    # the next slide after the recovery: its cells ran
-                bad = page.evaluate(
-                    "() => [...document.querySelectorAll('.reveal section.present:not(.stack) "
-                    ".jp-OutputArea-output')].filter(o => o.dataset.mimeType === "
-                    "'application/vnd.jupyter.stderr' && /Traceback|Error/.test(o.innerText))"
-                    ".map(o => o.innerText.slice(0, 200))")
-                if bad:
-                    run.problems.append(f"{deck.stem}: after the restart, slide {i}'s cell "
-                                        f"failed: {bad[0]!r}")
-                else:
-                    run.restart += " (ran)"
-            if i < talk_n:
-                page.evaluate(NEXT_JS)
-        if not notes_show(notes, nb, talk_n):
-            run.problems.append(f"{deck.stem}: the notes window did not follow to slide "
-                                f"{talk_n}")
-        run.notes = "followed" if not any("notes window" in p for p in run.problems) else "no"
-        run.cells = page.evaluate(
-            "() => [...document.querySelectorAll('.reveal .slides .jp-CodeCell:not(.reveal-skip)"
-            " .jp-InputArea-prompt')].filter(p => /\\[\\d+\\]/.test(p.textContent)).length")
-        if run.cells != run.expected:
-            run.problems.append(f"{deck.stem}: {run.cells} of the talk path's {run.expected} "
-                                "code cells ran from the slideshow")
-        bad = failed_outputs(page)
-        if bad:
-            run.problems.append(f"{deck.stem}: a cell failed when run from the slideshow: "
-                                f"{bad[0]!r}" + (f" (and {len(bad) - 1} more)" if bad[1:]
-                                                 else ""))
-        base, tok = base_token(url)
-        run.kernels = len(call(base, tok, "/api/kernels"))
-        if run.kernels != 1:
-            run.problems.append(f"{deck.stem}: the server ran {run.kernels} kernels, not the "
-                                "deck's one")
-    except (AssertionError, pytest.fail.Exception) as e:
+        show_deck(show, context, run, t0)
+    except AssertionError as e:   # (the driver's DriverError too)
         SHOTS.mkdir(parents=True, exist_ok=True)
         try:
             page.screenshot(path=str(SHOTS / f"soak-{deck.stem}.png"))
@@ -463,20 +420,107 @@ def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) ->
             pass
         run.problems.append(f"{deck.stem}: {str(e).splitlines()[0]}")
     finally:
-        # the console before the stop (after it, the page's connections to the server fail)
-        run.console_errors, run.console_first = len(errors), errors[:3]
-        run.rss_during = rss(tree())
-        run.fds_during = open_files(tree())[0]
-        # Ctrl-C in present's terminal, with the slides and the notes still open (as on stage)
-        run.exit = stop_present(proc)
-        state["present"] = None
-        out = proc.stdout.read() if proc.stdout else ""
-        if run.exit != 0:
-            run.problems.append(f"{deck.stem}: present ended with {run.exit} on Ctrl-C: "
-                                f"{out.strip().splitlines()[-1:]}")
-        if port_open(port):
-            run.problems.append(f"{deck.stem}: port {port} still listens after Ctrl-C")
-        context.close()
+        stop_deck(proc, port, context, console, run, state)
+    after_deck(run, port, token, t0)
+    return run
+
+
+def show_deck(show: Showing, context, run: DeckRun, t0: float) -> None:
+    """The deck opened, the notes window with it, every talk-path slide's cells run in turn,
+    and then what ran counted."""
+    page = show.page
+    page.goto(show.url)
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    run.first_slide = time.monotonic() - t0
+    # the notes window, as the presenter opens it: a click on the slide, T
+    page.mouse.click(640, 700)
+    page.keyboard.press("Escape")
+    with context.expect_page(timeout=15_000) as popup:
+        page.keyboard.press("t")
+    show.notes = popup.value
+    if not notes_show(show.notes, show.nb, 1, timeout=60_000):
+        run.problems.append(f"{run.deck}: the notes window did not show slide 1's notes")
+    page.bring_to_front()
+    for i in range(1, show.talk_n + 1):
+        present_slide(show, i, run)
+    count_what_ran(show, run)
+
+
+def present_slide(show: Showing, i: int, run: DeckRun) -> None:
+    """Slide i: its cells run from the slideshow, its fragments shown; the kernel restarted
+    after it when it is the restart's slide, its cells' outputs looked at when it is the one
+    after the recovery; then the next slide."""
+    page, where = show.page, show.where
+    shown = number(page)
+    if shown != f"{i}/{show.n}":
+        raise AssertionError(f"expected slide {i}, RISE shows {shown}")
+    # (a fragment is shown once the cells above it have run, as the presenter does)
+    run_slide_cells(page, f"{run.deck} slide {i}", timeout=CELL_TIMEOUT_MS)
+    page.evaluate(FRAGMENTS_JS)
+    if where and i == where[1]:
+        run.restart = recover(show, run)
+    if where and i == where[2]:    # the next slide after the recovery: its cells ran
+        bad = page.evaluate(
+            "() => [...document.querySelectorAll('.reveal section.present:not(.stack) "
+            ".jp-OutputArea-output')].filter(o => o.dataset.mimeType === "
+            "'application/vnd.jupyter.stderr' && /Traceback|Error/.test(o.innerText))"
+            ".map(o => o.innerText.slice(0, 200))")
+        if bad:
+            run.problems.append(f"{run.deck}: after the restart, slide {i}'s cell "
+                                f"failed: {bad[0]!r}")
+        else:
+            run.restart += " (ran)"
+    if i < show.talk_n:
+        page.evaluate(NEXT_JS)
+
+
+def count_what_ran(show: Showing, run: DeckRun) -> None:
+    """At the talk path's end: the notes window followed, every talk-path cell ran, none
+    failed, and the server ran the deck's one kernel."""
+    page, stem = show.page, run.deck
+    if not notes_show(show.notes, show.nb, show.talk_n):
+        run.problems.append(f"{stem}: the notes window did not follow to slide {show.talk_n}")
+    run.notes = "followed" if not any("notes window" in p for p in run.problems) else "no"
+    run.cells = page.evaluate(
+        "() => [...document.querySelectorAll('.reveal .slides .jp-CodeCell:not(.reveal-skip)"
+        " .jp-InputArea-prompt')].filter(p => /\\[\\d+\\]/.test(p.textContent)).length")
+    if run.cells != run.expected:
+        run.problems.append(f"{stem}: {run.cells} of the talk path's {run.expected} "
+                            "code cells ran from the slideshow")
+    bad = failed_outputs(page)
+    if bad:
+        run.problems.append(f"{stem}: a cell failed when run from the slideshow: "
+                            f"{bad[0]!r}" + (f" (and {len(bad) - 1} more)" if bad[1:]
+                                             else ""))
+    base, tok = base_token(show.url)
+    run.kernels = len(call(base, tok, "/api/kernels"))
+    if run.kernels != 1:
+        run.problems.append(f"{stem}: the server ran {run.kernels} kernels, not the "
+                            "deck's one")
+
+
+def stop_deck(proc, port: int, context, console: list[str], run: DeckRun,
+              state: dict) -> None:
+    """The console's errors and the tree's figures while the deck is on show, then Ctrl-C in
+    present's terminal, with the slides and the notes still open (as on stage)."""
+    # the console before the stop (after it, the page's connections to the server fail)
+    run.console_errors, run.console_first = len(console), console[:3]
+    run.rss_during = rss(tree())
+    run.fds_during = open_files(tree())[0]
+    run.exit = stop_present(proc)
+    state["present"] = None
+    out = proc.stdout.read() if proc.stdout else ""
+    if run.exit != 0:
+        run.problems.append(f"{run.deck}: present ended with {run.exit} on Ctrl-C: "
+                            f"{out.strip().splitlines()[-1:]}")
+    if port_open(port):
+        run.problems.append(f"{run.deck}: port {port} still listens after Ctrl-C")
+    context.close()
+
+
+def after_deck(run: DeckRun, port: int, token: str, t0: float) -> None:
+    """What the deck left: its server log's tracebacks, the tree's memory and processes, and
+    any process of the soak's that outlived its present."""
     server_log = LOGS / f"{port}.log"
     if server_log.exists():
         run.log_tracebacks = server_log.read_text(errors="replace").count("Traceback")
@@ -490,20 +534,19 @@ def present_deck(chromium, deck: Path, restart: str, token: str, state: dict) ->
             or (p not in procs and "chrom" not in describe(p))]
     run.marked_after = len(left)
     for p in left:
-        run.problems.append(f"{deck.stem}: a process outlived its present: {describe(p)}")
-    return run
+        run.problems.append(f"{run.deck}: a process outlived its present: {describe(p)}")
 
 
-def recover(page, notes, nb, url, rel, where, n, run: DeckRun, how: str) -> str:
-    """Restart the kernel after slide where[1] (how: "rest", through the REST API, or "kill",
-    its process SIGKILLed and the page's dialog answered), then the guide's recovery: the title
-    slide's setup cell, then the section from its first slide; then the next slide's cells must
-    run."""
-    first, at, nxt = where
-    stem = run.deck
+def recover(show: Showing, run: DeckRun) -> str:
+    """Restart the kernel after slide where[1] (show.how: "rest", through the REST API, or
+    "kill", its process SIGKILLed and the page's dialog answered), then the guide's recovery:
+    the title slide's setup cell, then the section from its first slide; then the next slide's
+    cells must run."""
+    first, at, nxt = show.where
+    page, stem, n = show.page, run.deck, show.n
     said = ""
-    if how == "kill":
-        kill_kernel(url, rel)
+    if show.how == "kill":
+        kill_kernel(show.url, show.rel)
         try:   # JupyterLab tells the presenter: "… appears to have died. It will restart …"
             dialog = page.wait_for_selector(".jp-Dialog", timeout=15_000)
             said = " ".join(dialog.inner_text().split())[:120]
@@ -513,7 +556,7 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun, how: str) -> str:
             run.problems.append(f"{stem}: after the kernel was killed no dialog told the "
                                 "presenter, or it would not close")
     else:
-        restart_kernel(url, rel)
+        restart_kernel(show.url, show.rel)
     page.evaluate(FIRST_JS)
     go_to(page, 1, n)
     prompts = run_slide_cells(page, f"{stem} slide 1 (after the restart)",
@@ -528,11 +571,11 @@ def recover(page, notes, nb, url, rel, where, n, run: DeckRun, how: str) -> str:
         go_to(page, k, n)
         run_slide_cells(page, f"{stem} slide {k} (after the restart)", timeout=CELL_TIMEOUT_MS)
         page.evaluate(FRAGMENTS_JS)
-    if not notes_show(notes, nb, at):
+    if not notes_show(show.notes, show.nb, at):
         run.problems.append(f"{stem}: after the restart the notes window did not follow to "
                             f"slide {at}")
     # the main walk goes on to the next slide (nxt), whose cells must run in the new kernel
-    what = f"killed (the page said “{said}”)" if how == "kill" else "restarted"
+    what = f"killed (the page said “{said}”)" if show.how == "kill" else "restarted"
     return f"{what} after slide {at}: setup, slides {first}–{at} again, then {nxt}"
 
 
@@ -550,7 +593,7 @@ class LabRun:
 def check_labs() -> list[LabRun]:
     import nbformat
 
-    from workshop.tools.builder.execute import run_many
+    from ..builder.execute import run_many
     labs = nbs.lab_sources()
     out = []
     for path, (result, text) in zip(labs, run_many([(p, None) for p in labs])):
@@ -610,16 +653,41 @@ def compare(before: Snapshot, after: Snapshot, ports_used: list[int],
 
 def table(before: Snapshot, after: Snapshot, runs: list[DeckRun], labs: list[LabRun],
           problems: list[str], wall: float, args, dirty: list[str]) -> str:
+    """build/soak.md: the figures before and after, each deck's and each lab's row, the soak's
+    own new descriptors, the problems, and others' processes (not counted)."""
+    lines = ["# Soak", "",
+             f"{time.strftime('%Y-%m-%d %H:%M')}: decks {', '.join(r.deck for r in runs)}; "
+             f"{len(labs)} labs; wall time {wall / 60:.1f} min (limit {args.limit} min); "
+             f"{len(problems)} problem(s)."
+             + (f" Not a fresh clone: {', '.join(dirty[:5])}{' …' if dirty[5:] else ''} "
+                "(files already there are not seen being written)." if dirty else ""), "",
+             "| figure | before | after |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in figures(before, after)]
+    lines += deck_rows(runs) + lab_rows(labs)
+    new_fds = sorted(after.own_fds - before.own_fds)
+    if new_fds:
+        lines += ["", f"The soak's own new descriptors: {', '.join(new_fds)}."]
+    lines += ["", "## Problems", ""] + ([f"- {p}" for p in problems] or ["none"])
+    if before.others or after.others:
+        lines += ["", "Processes of others (not the soak's; not counted):", ""]
+        lines += [f"- before: {p}" for p in before.others] + \
+                 [f"- after: {p}" for p in after.others]
+    return "\n".join(lines) + "\n"
+
+
+def figures(before: Snapshot, after: Snapshot) -> list[tuple]:
+    """The table's rows: (figure, before, after)."""
     changed = [k for k in set(before.checkout) | set(after.checkout)
                if before.checkout.get(k) != after.checkout.get(k)]
     pyc = [k for k in changed if is_cache(k)]
     new_present = sorted(set(after.present_dir) - set(before.present_dir))
     fmt_ports = lambda s: ", ".join(str(p) for p in sorted(s.ports)) or "none"
+
     def count(procs):
         n = sum(TRACKER in p for p in procs)
         return f"{len(procs)}" + (f" ({n}: multiprocessing's resource tracker of the labs' "
                                   "pool, which ends with the soak)" if n else "")
-    rows = [
+    return [
         ("processes in the soak's tree (beside itself)", count(before.tree), count(after.tree)),
         ("processes the soak started, anywhere (by its marker)", count(before.marked),
          count(after.marked)),
@@ -637,41 +705,33 @@ def table(before: Snapshot, after: Snapshot, runs: list[DeckRun], labs: list[Lab
          f"{len(after.present_dir)} (new: {', '.join(new_present) or 'none'})"),
         ("entries in the soak's TMPDIR", len(before.tmp), len(after.tmp)),
     ]
-    lines = ["# Soak", "",
-             f"{time.strftime('%Y-%m-%d %H:%M')}: decks {', '.join(r.deck for r in runs)}; "
-             f"{len(labs)} labs; wall time {wall / 60:.1f} min (limit {args.limit} min); "
-             f"{len(problems)} problem(s)."
-             + (f" Not a fresh clone: {', '.join(dirty[:5])}{' …' if dirty[5:] else ''} "
-                "(files already there are not seen being written)." if dirty else ""), "",
-             "| figure | before | after |", "|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    lines += ["", "## Decks", "",
-              "| deck | s | URL printed s | first slide s | talk cells run | restart | "
-              "notes window | kernels | RSS during MB | fds during | RSS after MB | "
-              "tree procs after | exit | console errors | log tracebacks |",
-              "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+
+def deck_rows(runs: list[DeckRun]) -> list[str]:
+    """The table's "Decks" section, a row a deck, and the memory bound it is held to."""
+    lines = ["", "## Decks", "",
+             "| deck | s | URL printed s | first slide s | talk cells run | restart | "
+             "notes window | kernels | RSS during MB | fds during | RSS after MB | "
+             "tree procs after | exit | console errors | log tracebacks |",
+             "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in runs:
         lines.append(f"| {r.deck} | {r.seconds:.0f} | {r.ready:.1f} | {r.first_slide:.1f} | "
                      f"{r.cells}/{r.expected} | {r.restart or '–'} | {r.notes or '–'} | "
                      f"{r.kernels} | {r.rss_during / MB:.0f} | {r.fds_during} | "
                      f"{r.rss_after / MB:.0f} | "
                      f"{r.procs_after} | {r.exit} | {r.console_errors} | {r.log_tracebacks} |")
-    lines += ["", f"RSS bound: the tree after the last deck within {GROWTH_MB} MB of the tree "
-              "after the first (after each deck only the soak, Playwright's driver and the "
-              "browser with no page are left; a page or server kept per deck is 100–300 MB).",
-              "", "## Labs (each solution in a fresh kernel)", "",
-              "| lab | s | checks correct | failure |", "|---|---:|---:|---|"]
-    lines += [f"| {lab.lab} | {lab.seconds:.0f} | {lab.correct}/{lab.checks} | "
-              f"{lab.failure or '–'} |" for lab in labs]
-    new_fds = sorted(after.own_fds - before.own_fds)
-    if new_fds:
-        lines += ["", f"The soak's own new descriptors: {', '.join(new_fds)}."]
-    lines += ["", "## Problems", ""] + ([f"- {p}" for p in problems] or ["none"])
-    if before.others or after.others:
-        lines += ["", "Processes of others (not the soak's; not counted):", ""]
-        lines += [f"- before: {p}" for p in before.others] + \
-                 [f"- after: {p}" for p in after.others]
-    return "\n".join(lines) + "\n"
+    return lines + ["", f"RSS bound: the tree after the last deck within {GROWTH_MB} MB of the "
+                    "tree after the first (after each deck only the soak, Playwright's driver "
+                    "and the browser with no page are left; a page or server kept per deck is "
+                    "100–300 MB)."]
+
+
+def lab_rows(labs: list[LabRun]) -> list[str]:
+    """The table's "Labs" section, a row a lab."""
+    return ["", "## Labs (each solution in a fresh kernel)", "",
+            "| lab | s | checks correct | failure |", "|---|---:|---:|---|"] + [
+        f"| {lab.lab} | {lab.seconds:.0f} | {lab.correct}/{lab.checks} | "
+        f"{lab.failure or '–'} |" for lab in labs]
 
 
 # ---------------------------------------------------------------------------- stopping
@@ -717,6 +777,43 @@ def watchdog(limit_s: float, token: str, state: dict) -> None:
 # ---------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
+    """The soak, as scripts/soak runs it: 0 when nothing was left behind, 1 on a problem, 2
+    when it cannot start, 130 when interrupted."""
+    args = parse_args(argv)
+    try:
+        decks, restart_in, kill_in = choose_decks(args)
+    except errors.KitError as e:
+        print(f"soak: {e}", file=sys.stderr)
+        return 2
+    exe = browser.find()
+    if exe is None:
+        print(f"soak: no browser: {browser.INSTALL}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    token, tmp, state = start(args)
+    before = snapshot(token, tmp)
+    log(f"before: {len(before.tree)} processes in the tree, {len(before.ports)} ports, "
+        f"{before.rss / MB:.0f} MB; decks {', '.join(d.stem for d in decks)}; the restart in "
+        f"{restart_in.stem}" + (f", the kill in {kill_in.stem}" if kill_in else ""))
+    labs: list[LabRun] = []
+    try:
+        runs = present_all(exe, decks, restart_in, kill_in, token, state)
+        if not args.no_labs:
+            labs = all_labs(state)
+    except BaseException as e:
+        if state.get("timed_out"):     # the watchdog is ending it all: its line is the last
+            while True:
+                time.sleep(1)
+        if not isinstance(e, KeyboardInterrupt):
+            raise
+        stop_everything(token, state)
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("soak: interrupted; everything it started is ended", file=sys.stderr)
+        return 130
+    return verdict(before, runs, labs, args, token, state, t0)
+
+
+def parse_args(argv) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="scripts/soak", description=__doc__.split("\n\n")[0])
     ap.add_argument("--decks", default="", help="a subset, e.g. 01,02 (default: all six)")
     ap.add_argument("--restart-in", default="",
@@ -727,23 +824,25 @@ def main(argv=None) -> int:
                          "one after the restart's, or before it when it is the last)")
     ap.add_argument("--limit", type=float, default=40, help="minutes in all (default 40)")
     ap.add_argument("--no-labs", action="store_true", help="skip the labs (development)")
-    args = ap.parse_args(argv)
-    try:
-        decks = nbs.select([d for d in args.decks.split(",") if d], among=nbs.decks(),
-                           what="deck")
-        restart_in = nbs.select([args.restart_in], among=decks, what="deck")[0] \
-            if args.restart_in else decks[len(decks) // 2 - (len(decks) % 2 == 0)]
-        k = decks.index(restart_in)
-        kill_in = nbs.select([args.kill_in], among=decks, what="deck")[0] if args.kill_in \
-            else (decks[k + 1] if k + 1 < len(decks) else decks[k - 1] if k else None)
-    except errors.KitError as e:
-        print(f"soak: {e}", file=sys.stderr)
-        return 2
-    exe = browser.find()
-    if exe is None:
-        print(f"soak: no browser: {browser.INSTALL}", file=sys.stderr)
-        return 2
-    t0 = time.monotonic()
+    return ap.parse_args(argv)
+
+
+def choose_decks(args) -> tuple[list[Path], Path, Path | None]:
+    """(the decks to present, the one whose kernel is restarted, the one whose kernel is
+    killed: None with one deck); a KitError names a deck that is not the kit's."""
+    decks = nbs.select([d for d in args.decks.split(",") if d], among=nbs.decks(),
+                       what="deck")
+    restart_in = nbs.select([args.restart_in], among=decks, what="deck")[0] \
+        if args.restart_in else decks[len(decks) // 2 - (len(decks) % 2 == 0)]
+    k = decks.index(restart_in)
+    kill_in = nbs.select([args.kill_in], among=decks, what="deck")[0] if args.kill_in \
+        else (decks[k + 1] if k + 1 < len(decks) else decks[k - 1] if k else None)
+    return decks, restart_in, kill_in
+
+
+def start(args) -> tuple[str, Path, dict]:
+    """The soak's marker in the environment of all it starts, its own TMPDIR, the watchdog
+    at the time limit: (the marker, the folder, the state the watchdog reads)."""
     token = secrets.token_hex(8)
     os.environ[MARK] = token
     tmp = Path(tempfile.mkdtemp(prefix="workshop-soak-"))
@@ -755,66 +854,64 @@ def main(argv=None) -> int:
     if dirty:
         log(f"warning: the checkout is not a fresh clone ({', '.join(dirty[:5])}"
             f"{' …' if dirty[5:] else ''}): files already there are not seen being written")
-    before = snapshot(token, tmp)
-    log(f"before: {len(before.tree)} processes in the tree, {len(before.ports)} ports, "
-        f"{before.rss / MB:.0f} MB; decks {', '.join(d.stem for d in decks)}; the restart in "
-        f"{restart_in.stem}" + (f", the kill in {kill_in.stem}" if kill_in else ""))
+    return token, tmp, state
+
+
+def present_all(exe: str, decks: list[Path], restart_in: Path, kill_in: Path | None,
+                token: str, state: dict) -> list[DeckRun]:
+    """Each deck presented in turn in one headless Chromium (until the time limit)."""
+    from playwright.sync_api import sync_playwright
     runs: list[DeckRun] = []
-    labs: list[LabRun] = []
-    ports_used: list[int] = []
-    try:
-        from playwright.sync_api import sync_playwright
-        with sync_playwright() as p:
-            chromium = p.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
-            for deck in decks:
-                if state.get("timed_out"):
-                    break
-                state["stage"] = f"deck {deck.stem}"
-                log(f"{deck.stem}: present")
-                how = "rest" if deck == restart_in else "kill" if deck == kill_in else ""
-                run = present_deck(chromium, deck, how, token, state)
-                runs.append(run)
-                ports_used.append(run.port)
-                log(f"{deck.stem}: {run.seconds:.0f} s, {run.cells}/{run.expected} cells, "
-                    f"RSS after {run.rss_after / MB:.0f} MB, {run.procs_after} processes, "
-                    f"{len(run.problems)} problem(s)")
-                for line in run.problems:
-                    log(f"  {line}")
-                for line in run.console_first:
-                    log(f"  (console error) {line}")
-            chromium.close()
-        if not args.no_labs:
-            state["stage"] = "the labs"
-            log("the labs, each solution in a fresh kernel")
-            labs = check_labs()
-            for lab in labs:
-                log(f"{lab.lab}: {lab.correct}/{lab.checks} correct"
-                    + (f"; FAILED {lab.failure}" if lab.failure else ""))
-    except BaseException as e:
-        if state.get("timed_out"):     # the watchdog is ending it all: its line is the last
-            while True:
-                time.sleep(1)
-        if not isinstance(e, KeyboardInterrupt):
-            raise
-        stop_everything(token, state)
-        shutil.rmtree(tmp, ignore_errors=True)
-        print("soak: interrupted; everything it started is ended", file=sys.stderr)
-        return 130
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=exe, headless=True, args=browser.ARGS)
+        for deck in decks:
+            if state.get("timed_out"):
+                break
+            state["stage"] = f"deck {deck.stem}"
+            log(f"{deck.stem}: present")
+            how = "rest" if deck == restart_in else "kill" if deck == kill_in else ""
+            run = present_deck(chromium, deck, how, token, state)
+            runs.append(run)
+            log(f"{deck.stem}: {run.seconds:.0f} s, {run.cells}/{run.expected} cells, "
+                f"RSS after {run.rss_after / MB:.0f} MB, {run.procs_after} processes, "
+                f"{len(run.problems)} problem(s)")
+            for line in run.problems:
+                log(f"  {line}")
+            for line in run.console_first:
+                log(f"  (console error) {line}")
+        chromium.close()
+    return runs
+
+
+def all_labs(state: dict) -> list[LabRun]:
+    state["stage"] = "the labs"
+    log("the labs, each solution in a fresh kernel")
+    labs = check_labs()
+    for lab in labs:
+        log(f"{lab.lab}: {lab.correct}/{lab.checks} correct"
+            + (f"; FAILED {lab.failure}" if lab.failure else ""))
+    return labs
+
+
+def verdict(before: Snapshot, runs: list[DeckRun], labs: list[LabRun], args, token: str,
+            state: dict, t0: float) -> int:
+    """The after snapshot against the before, the table on stdout and in build/soak.md, one
+    line per problem: 1 on any, else 0."""
     state["stage"] = "the after snapshot"
     time.sleep(3)
-    after = snapshot(token, tmp)
+    after = snapshot(token, state["tmp"])
     problems = [p for r in runs for p in r.problems]
     problems += [f"lab {lab.lab}: {lab.failure}" for lab in labs if lab.failure]
     problems += [f"lab {lab.lab}: {lab.correct} of {lab.checks} checks said correct"
                  for lab in labs if lab.correct != lab.checks]
-    problems += compare(before, after, ports_used, runs)
+    problems += compare(before, after, [r.port for r in runs], runs)
     wall = time.monotonic() - t0
     text = table(before, after, runs, labs, problems, wall, args, state["unclean"])
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     paths.write_atomic(REPORT, text)
     print(text)
     stop_everything(token, state)      # nothing, when all went well
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(state["tmp"], ignore_errors=True)
     for line in problems:
         print(f"soak: {line}", file=sys.stderr)
     print(f"soak: {'FAILED' if problems else 'passed'} in {wall / 60:.1f} min "

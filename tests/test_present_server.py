@@ -1,0 +1,380 @@
+"""End to end, the present command's server (`present` run as a presenter types it, stopped as a
+presenter stops it: workshop/tools/present/driver.py): its files the presenter's alone, a
+Jupyter config that cannot turn off its XSRF check, its token or its loopback, the browser
+opened without the token on a command line; Ctrl-C, a kill, a closed terminal; a port out of
+range, a wrong deck, and what it cannot serve refused in one line; a read-only checkout, no
+writable /tmp, a path through dot-dot, and a build of the deck on show. The RISE view, and the
+server that served it stopped with Ctrl-C, are in test_present_slides.py."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from conftest import tiny
+
+from workshop.tools import paths
+from workshop.tools.present.driver import (
+    kernel_processes,
+    port_open,
+    start_present,
+    stop_present,
+)
+from workshop.tools.present.server import call, free_port
+
+
+def _mode(p) -> int:
+    return stat.S_IMODE(os.stat(p).st_mode)
+
+
+def test_the_servers_files_are_the_presenters_alone(presenting):
+    # the log, the settings, the redirect page's folder and Jupyter's runtime file (it holds
+    # the token) are readable by the presenter only; another local user reads none of them and
+    # the server refuses that user without the token
+    from workshop.tools.present.server import LOGS
+    port = presenting["port"]
+    log = LOGS / f"{port}.log"
+    assert _mode(LOGS) == 0o700 and _mode(log) == 0o600
+    # (and the server starts no language-server search: jupyter-lsp's `npm prefix -g`, left
+    # running by a server stopped during its start, spun for minutes)
+    assert "jupyter_lsp" not in log.read_text() and "language server" not in log.read_text()
+    # (Jupyter adds the sticky bit to its runtime folder: 0o1700)
+    assert {_mode(log.with_suffix(s)) & 0o777 for s in (".settings", ".labextensions",
+                                                         ".runtime")} == {0o700}
+    runtime = [p for p in log.with_suffix(".runtime").glob("jpserver-*.json")
+               if json.loads(p.read_text()).get("port") == port]
+    assert len(runtime) == 1 and _mode(runtime[0]) == 0o600, runtime
+    assert presenting["url"].split("token=")[1] in runtime[0].read_text()
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("trying another local user needs root (CI and these machines have it)")
+    other = ["runuser", "-u", "nobody", "--"]
+    from workshop.tools.present.server import Server
+    server = Server.__new__(Server)    # the redirect page this server's browser would open
+    server.log = log
+    opener = Path(server.opener(presenting["url"]).removeprefix("file://"))
+    try:
+        assert _mode(opener) == 0o600 and presenting["url"].split("token=")[1] in \
+            opener.read_text()
+        for f in (log, runtime[0], opener):
+            p = subprocess.run([*other, "cat", str(f)], capture_output=True, text=True,
+                               timeout=30)
+            assert p.returncode != 0 and "Permission denied" in p.stderr, (f, p)
+    finally:
+        opener.unlink()
+    base = f"http://127.0.0.1:{port}"
+    for where in ("/api/contents", "/api/contents?token=not-the-token", "/lab"):
+        p = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                            base + where], capture_output=True, text=True, timeout=30)
+        assert p.stdout in ("403", "302"), (where, p.stdout, p.stderr)
+        if p.stdout == "302":   # /lab sends a stranger to the login page, nothing else
+            loc = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w",
+                                  "%{redirect_url}", base + where], capture_output=True,
+                                 text=True, timeout=30).stdout
+            assert "/login" in loc, loc
+
+
+def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refused(
+        presenting, tmp_path):
+    import http.cookiejar
+    import urllib.error
+    import urllib.request
+    # the presenting server's config sets disable_check_xsrf (the fixture): a request another
+    # site makes the browser send, with the presenter's login cookie, is still refused
+    base, token = f"http://127.0.0.1:{presenting['port']}", presenting["url"].split("token=")[1]
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{base}/lab?token={token}", timeout=60).read()
+    xsrf = next(c.value for c in jar if c.name == "_xsrf")
+
+    def delete(headers):
+        req = urllib.request.Request(f"{base}/api/sessions/none", method="DELETE",
+                                     headers=headers)
+        try:
+            return opener.open(req, timeout=30).status
+        except urllib.error.HTTPError as e:
+            return e.code
+    assert delete({}) == 403                      # refused: XSRF is checked
+    assert delete({"X-XSRFToken": xsrf}) == 404   # the same request from the page itself
+    # a config that turns the token off: present refuses to serve, in one line
+    cfg = tmp_path / "jupyter"
+    cfg.mkdir()
+    (cfg / "jupyter_server_config.json").write_text(
+        json.dumps({"IdentityProvider": {"token": ""}}))
+    port = free_port()
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--port", str(port)], capture_output=True, text=True, timeout=180,
+                       cwd=paths.ROOT, env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
+    assert p.returncode == 1, p.stdout + p.stderr
+    err = p.stderr.strip()
+    assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
+    assert not port_open(port), "the server was stopped"
+
+
+def test_present_lists_decks_and_refuses_a_wrong_name():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
+                                    capture_output=True, text=True, cwd=paths.ROOT, timeout=60)
+    listing = run()
+    assert listing.returncode == 0 and "01-run-it-first" in listing.stdout
+    wrong = run("99")
+    assert wrong.returncode == 2 and "'99' is not a deck of the kit" in wrong.stderr
+    assert "01-run-it-first" in wrong.stderr
+
+
+@pytest.mark.robust
+def test_a_kill_or_a_closed_terminal_stops_the_server_and_its_kernel():
+    # SIGTERM (a kill), SIGHUP (the terminal closed) and SIGKILL (a kill -9, which runs none of
+    # present's clean-up: the server sees its parent gone and stops itself), three servers at
+    # once so their starts and stops overlap; present needs nothing of $HOME: unset for the
+    # first, read-only for the second. And Ctrl-C to a present started with SIGINT ignored (a
+    # non-interactive shell's `&`): it took no notice and was killed after 30 s (the soak)
+    cases = [(signal.SIGTERM, {"HOME": None}, False), (signal.SIGHUP, {"HOME": "/proc/sys"},
+             False), (signal.SIGKILL, None, False), (signal.SIGINT, None, True)]
+    started = []
+    with ThreadPoolExecutor(len(cases)) as pool:
+        for (sig, env, ignored), port in zip(cases, [free_port() for _ in cases]):
+            started.append((sig, port, pool.submit(start_present, "01", port, env, ignored)))
+    done = [f.exception() is None for _, _, f in started]   # (waits for each start)
+    procs = [f.result()[0] for (_, _, f), ok in zip(started, done) if ok]
+    try:
+        assert all(done), [f.exception() for _, _, f in started]
+        running = []
+        for (sig, port, fut), proc in zip(started, procs):
+            u = urlparse(fut.result()[1])
+            kernels = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1],
+                           "/api/kernels")
+            assert len(kernels) == 1 and kernel_processes(kernels[0]["id"]), sig.name
+            running.append((sig, port, proc, kernels[0]["id"]))
+        # four `present 01` at once: four servers, each on its own port with its own kernel
+        assert len({tuple(kernel_processes(k)) for *_, k in running}) == len(running)
+    except BaseException:
+        for proc in procs:
+            stop_present(proc)
+        raise
+    for sig, _, proc, _ in running:
+        proc.send_signal(sig)
+    end = time.monotonic() + 30
+    for sig, port, proc, kernel in running:
+        proc.wait(max(1, end - time.monotonic()))
+        if sig == signal.SIGINT:
+            assert proc.returncode == 0 and "stopping the server" in proc.stdout.read()
+        while (port_open(port) or kernel_processes(kernel)) and time.monotonic() < end:
+            time.sleep(0.2)
+        assert not port_open(port), f"the server still listens after {sig.name}"
+        assert kernel_processes(kernel) == [], f"the kernel outlived {sig.name}"
+
+
+def test_a_port_out_of_range_is_one_line():
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--port", "70000"], capture_output=True, text=True, cwd=paths.ROOT,
+                       timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+    assert "--port 70000: pick a port from 1024 to 65535" in p.stderr
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting, tmp_path):
+    import stat
+
+    from workshop.tools.present.server import Server
+    server = Server.__new__(Server)             # only its log path is needed here
+    server.log = tmp_path / "1234.log"
+    url = presenting["url"]
+    uri = server.opener(url)
+    token = urlparse(url).query.split("token=")[1]
+    assert uri.startswith("file://") and token not in uri
+    page = tmp_path / "1234.open.html"
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600
+    assert f"url={url}" in page.read_text().replace("&amp;", "&")
+
+
+@pytest.mark.parametrize("case", ["outside the kit", "../ out of the kit",
+                                  "a link out of the kit",
+                                  "a cell without a slide type", "XLA_FLAGS that abort XLA"])
+def test_present_refuses_in_one_line_what_it_cannot_serve(case, tmp_path):
+    deck = paths.DECKS / "01-run-it-first.ipynb"
+    arg, env, want = str(deck), dict(os.environ), None
+    if case == "outside the kit":
+        arg = str(shutil.copy(deck, tmp_path / deck.name))
+        want = f"{arg} is outside the kit's folder, {paths.ROOT}, which is all that present serves"
+    elif case == "../ out of the kit":   # a relative path that climbs out of the checkout
+        out = shutil.copy(deck, tmp_path / deck.name)
+        arg = os.path.relpath(out, paths.ROOT)
+        assert arg.startswith("../")
+        want = f"{out} is outside the kit's folder"
+    elif case == "a link out of the kit":
+        out = shutil.copy(deck, tmp_path / deck.name)
+        link = paths.BUILD / f"link-{os.getpid()}.ipynb"
+        link.unlink(missing_ok=True)
+        link.symlink_to(out)
+        arg, want = str(link), f"{out} is outside the kit's folder"
+    elif case == "a cell without a slide type":   # a copy inside the kit, one notes cell bare
+        nb = json.loads(deck.read_text())
+        k = next(i for i, c in enumerate(nb["cells"])
+                 if c["metadata"].get("slideshow", {}).get("slide_type") == "notes")
+        del nb["cells"][k]["metadata"]["slideshow"]
+        bare = paths.BUILD / f"bare-{os.getpid()}.ipynb"
+        bare.write_text(json.dumps(nb))
+        arg = str(bare)
+        want = (f"{paths.short(bare)}: cell {k} has no slide type (set metadata.slideshow."
+                "slide_type to one of -, fragment, notes, skip, slide, subslide): it would show "
+                "on the slide")
+    else:
+        env["XLA_FLAGS"] = "--xla_no_such_flag=1"
+        arg = "01"
+        want = ("XLA_FLAGS='--xla_no_such_flag=1' stops JAX from starting (Unknown flag in "
+                "XLA_FLAGS: --xla_no_such_flag=1): unset XLA_FLAGS")
+    try:
+        p = subprocess.run([sys.executable, "-m", "workshop", "present", arg, "--no-browser"],
+                           capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120)
+    finally:
+        for made in paths.ROOT.joinpath("build").glob(f"*-{os.getpid()}.ipynb"):
+            made.unlink()
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("workshop present: ")
+    assert want in p.stderr, p.stderr
+    assert "RISE at" not in p.stdout   # no server was started
+
+
+# a read-only checkout: the command runs in a mount namespace of its own where the kit's folder
+# is a read-only bind of itself (root, as CI and these machines run; the rest of the machine,
+# and every other test, still see it writable)
+READ_ONLY = ["unshare", "-m", "sh", "-c",
+             'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
+             str(paths.ROOT)]
+
+
+def _read_only_works() -> bool:
+    try:
+        p = subprocess.run(READ_ONLY + ["sh", "-c", f"! touch {paths.ROOT}/build/.ro-probe"],
+                           capture_output=True, timeout=30)
+    except OSError:
+        return False
+    return p.returncode == 0
+
+
+@pytest.mark.robust
+def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
+    if not _read_only_works():
+        pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    port = free_port()
+    proc, url = start_present("01", port, prefix=READ_ONLY)
+    try:
+        page = urllib.request.urlopen(url, timeout=60)   # the RISE page, from the served deck
+        assert page.status == 200
+        assert "rise" in page.read().decode().lower()
+    finally:
+        assert stop_present(proc) == 0
+    out = proc.stdout.read()
+    assert not port_open(port)
+    build = subprocess.run(READ_ONLY + [sys.executable, "-m", "workshop", "build", "--no-pdf",
+                                        "01"], capture_output=True, text=True, cwd=paths.ROOT,
+                           timeout=120)
+    assert build.returncode == 2 and build.stderr.count("\n") == 1, build.stderr
+    assert re.match(r"workshop build: cannot write build(/\.build\.lock)?: Read-only file "
+                    r"system \(the kit writes build/ and handouts/", build.stderr), build.stderr
+    # (build/ itself where a fresh clone has none yet, else its lock file)
+    # present said where its log went, and took that folder away when it stopped
+    scratch = re.findall(r"are in (\S+) until it stops", out) or re.findall(
+        r"(/\S+workshop-present-\w+)/\d+\.log", out)
+    assert scratch and not os.path.exists(scratch[0]), out
+
+
+def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):
+    # a presenter's Jupyter config that listens everywhere: the command line outranks it, for
+    # the server and (by each class that places them) the kernel's five ports
+    import psutil
+    cfg = tmp_path / "jupyter-config"
+    cfg.mkdir()
+    anywhere = "0.0.0.0"
+    (cfg / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"ip": anywhere},
+         **{c: {"ip": anywhere} for c in ("ConnectionFileMixin", "KernelManager",
+                                          "AsyncIOLoopKernelManager", "ServerKernelManager")}}))
+    port = free_port()
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    try:
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        kernels = [p for p in tree if "ipykernel" in " ".join(p.cmdline())]
+        assert len(kernels) == 1, "present starts the deck's kernel before it prints the URL"
+        end = time.monotonic() + 60
+        while True:   # the kernel binds its ports once it has started up
+            listening = [(p.pid, c.laddr.ip, c.laddr.port) for p in tree
+                         for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN]
+            if sum(pid == kernels[0].pid for pid, _, _ in listening) >= 5 or \
+                    time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        assert sum(pid == kernels[0].pid for pid, _, _ in listening) >= 5, listening
+        assert {ip for _, ip, _ in listening} == {"127.0.0.1"}, listening
+    finally:
+        assert stop_present(proc) == 0
+
+
+@pytest.mark.robust
+def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
+    # /tmp read-only (a locked-down machine): Python's tempfile takes the next writable place
+    # (/var/tmp), and the kernels, the server and the build follow it
+    # (the kit stays writable where it is itself under /tmp, as CI's clean clone is: its own
+    # bind mount, made before /tmp's is turned read-only, keeps its flags)
+    no_tmp = ["unshare", "-m", "sh", "-c",
+              'mount --bind /tmp /tmp && mount --bind "$0" "$0" && '
+              'mount -o remount,ro,bind /tmp && exec "$@"', str(paths.ROOT)]
+    if subprocess.run(no_tmp + ["sh", "-c", "! touch /tmp/.probe"], capture_output=True,
+                      timeout=30).returncode != 0:
+        pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    port = free_port()
+    proc, url = start_present("01", port, prefix=no_tmp)
+    try:
+        kernel = call(url.split("/rise/")[0], url.split("token=")[1], "/api/kernels")
+        assert len(kernel) == 1 and kernel[0]["execution_state"] != "dead", kernel
+    finally:
+        assert stop_present(proc) == 0
+    path = tiny(tmp_path / "no-tmp.ipynb", "import tempfile; print(tempfile.gettempdir())")
+    p = subprocess.run(no_tmp + [sys.executable, "-m", "workshop", "build", "--no-pdf",
+                                 str(path)], capture_output=True, text=True, cwd=paths.ROOT,
+                       timeout=300)
+    assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
+
+
+def test_a_deck_named_by_a_path_through_dot_dot_inside_the_kit_is_presented():
+    port = free_port()
+    proc, url = start_present("decks/../decks/01-run-it-first.ipynb", port)
+    try:
+        assert "/rise/decks/01-run-it-first.ipynb?token=" in url
+    finally:
+        assert stop_present(proc) == 0
+
+
+@pytest.mark.robust
+def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_was():
+    # the presenter rebuilds the deck on show (`build --force`): the build runs a copy in a
+    # kernel of its own; the slideshow's kernel and server go on; the deck's bytes are unchanged
+    deck = tiny(paths.BUILD / f"both-{os.getpid()}.ipynb", "print(6 * 7)", deck=True)
+    before = deck.read_bytes()
+    port = free_port()
+    try:
+        proc, url = start_present(str(deck), port)
+        try:
+            p = subprocess.run([sys.executable, "-m", "workshop", "build", "--force",
+                                "--no-pdf", str(deck)], capture_output=True, text=True,
+                               cwd=paths.ROOT, timeout=300)
+            assert p.returncode == 0 and "FAILED" not in p.stdout, p.stdout + p.stderr
+            base, token = url.split("/rise/")[0], url.split("token=")[1]
+            kernels = call(base, token, "/api/kernels")
+            assert len(kernels) == 1 and kernels[0]["execution_state"] != "dead", kernels
+            assert urllib.request.urlopen(url, timeout=60).status == 200
+        finally:
+            assert stop_present(proc) == 0
+        assert deck.read_bytes() == before
+    finally:
+        deck.unlink(missing_ok=True)

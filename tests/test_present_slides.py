@@ -1,0 +1,521 @@
+"""End to end, the RISE view: deck 01 in RISE in a real headless Chromium, driven as a presenter
+drives it (workshop/tools/present/driver.py): opened by `present 01` with every code cell run
+from the slideshow, every slide measured at three projector sizes, nothing fetched from off the
+machine (decks 02–06, with the outputs of the session's fresh-kernel run: test_present_decks_a.py
+and _b.py); a real window's resize, MathJax kept only where a notebook may have TeX, a file map,
+a 50 MB output, the notes window; then, on the server that served all of it, that presenting
+wrote nothing into the checkout and Ctrl-C stops it cleanly. The server's own tests are in
+test_present_server.py."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import nbformat
+import pytest
+
+from workshop.tools import browser, paths
+from workshop.tools import notebooks as nbs
+from workshop.tools.present import rehearse
+from workshop.tools.present.driver import (
+    NEXT_JS,
+    SHOTS,
+    close_session,
+    executed_copy,
+    look_at_every_slide,
+    notes_of_slide,
+    open_deck,
+    port_open,
+    run_cell,
+    run_slide_cells,
+    slideshow,
+    stop_present,
+    talk_slides,
+)
+from workshop.tools.present.extension import MATHJAX, uses_tex
+from workshop.tools.present.server import call
+
+
+def test_every_page_script_is_javascript_a_browser_parses(chromium):
+    # the scripts the kit and its slideshow driver run in pages are files (read by their readers
+    # and by this test), not strings inside Python: each parses, its placeholders filled in, and
+    # a script with a syntax error is caught by the same check
+    import re
+    scripts = sorted(paths.PAGE_SCRIPTS.glob("*.js"))
+    assert len(scripts) >= 10
+    page = chromium.new_page()
+    try:
+        parses = "src => { try { new Function(src); return ''; } catch (e) { return String(e); } }"
+        assert page.evaluate(parses, "(a) => { return a +; }").startswith("SyntaxError")
+        bad = {}
+        for js in scripts:
+            text = re.sub(r"__[A-Z_]+__", "null", js.read_text(encoding="utf-8"))
+            said = page.evaluate(parses, text)
+            if said:
+                bad[js.name] = said
+        assert bad == {}
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)   # 02–06: its twin in
+def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_present_decks
+                                                  executed_decks, runs, deck):
+    # The deck present opened runs every code cell from the slideshow, as the presenter does
+    # (the kernel-side truth of every cell of every deck is test_notebooks' fresh-kernel run);
+    # the others show that run's outputs, which is what a slide's layout depends on.
+    live = f"/rise/{deck.relative_to(paths.ROOT).as_posix()}?" in presenting["url"] or \
+        bool(os.environ.get("WORKSHOP_TEST_FULL"))   # scripts/test --full: every deck live
+    ran = None if live else runs[(deck, None)][1]
+    nb = nbs.read(deck) if live else nbformat.reads(ran, as_version=4)   # what RISE shows
+    n_slides = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
+    url = presenting["url"]
+    assert urlparse(url).hostname == "127.0.0.1" and "token=" in url
+    assert "/rise/decks/01-" in url, "present 01 opens deck 01"
+    offsite = presenting["offsite"]
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    errors = []
+    page.on("console", lambda m: errors.append(m.text[:300]) if m.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+
+    def guard(route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith(("data:", "blob:")) or host in browser.LOOPBACK:
+            route.continue_()
+        else:
+            offsite.append(route.request.url)
+            route.abort()
+    page.route("**/*", guard)
+    shown = deck if live else executed_copy(executed_decks, deck, ran)
+    deck_url, session = open_deck(url, shown)
+    page.goto(deck_url)
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    leaves = page.evaluate(
+        "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
+    assert leaves == n_slides
+    assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
+    assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
+    assert MATHJAX in page.evaluate(DISABLED_JS), f"{deck.stem} opened with MathJax"
+
+    setup = page.query_selector(".reveal section.present .jp-CodeCell")
+    if live:   # the deck present opened runs its setup cell from the slideshow; the others show
+        assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")   # their run's banner
+    else:
+        assert "8 CPU devices" in setup.inner_text()
+    if live:
+        page.evaluate("() => document.querySelector('.reveal .controls .navigate-right')"
+                      ".click()")
+        page.wait_for_timeout(800)
+        cell = page.query_selector(".reveal section.present .jp-CodeCell")
+        text = run_cell(page, cell, None)
+        pictures = cell.query_selector_all(
+            ".jp-OutputArea-output img, .jp-OutputArea-output svg")
+        assert text.strip() or pictures, "the cell's output is empty"
+        assert "Error" not in text and "Traceback" not in text, text
+    else:   # the run's pictures are shown as pictures (a trusted notebook), not as text
+        pictures = page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output "
+                                 "img, .jp-OutputArea-output svg').length")
+        made = sum(bool({"image/png", "image/svg+xml"} & set(o.get("data", {})))
+                   for c in nb.cells for o in c.get("outputs", []))
+        assert pictures >= made, f"{deck.stem}: {made} pictures in the run, {pictures} shown"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in [SHOTS / f"{deck.stem}.png", *SHOTS.glob(f"{deck.stem}-*.png")]:
+        old.unlink(missing_ok=True)   # (an earlier run's picture of a problem since mended)
+    page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
+
+    problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
+    # (MathJax adds its stylesheet on its first typeset, math or none: it never ran here)
+    assert page.evaluate(MATHJAX_RAN_JS) is False, f"{deck.stem}: MathJax ran"
+    failed = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                           ".filter(o => o.dataset.mimeType === 'application/vnd.jupyter.stderr'"
+                           " && /Traceback|Error/.test(o.innerText)).map(o => o.innerText.slice(0, 200))")
+    assert failed == [], f"{deck.stem}: a cell failed when run from the slideshow: {failed}"
+    page.close()
+    close_session(url, session)
+    assert offsite == [], f"the slideshow asked for addresses off this machine: {offsite}"
+    assert errors == [], f"{deck.stem}: the browser console shows errors: {errors}"
+    assert problems == [], "\n".join(problems[:40])
+
+
+# the slide's scale, and the size of what Reveal draws outside the slide: the footer's and the
+# slide number's type, an arrow's height (3.6 em of the controls' 6 px at 1280×720)
+CHROME_JS = """() => {
+  const size = (q) => parseFloat(getComputedStyle(document.querySelector(q)).fontSize);
+  return [document.querySelector('.reveal .slides').getBoundingClientRect().width / 1280,
+          {footer: size('#rise-footer'), number: size('.reveal .slide-number'),
+           arrow: document.querySelector('.reveal .controls .navigate-right')
+                    .getBoundingClientRect().height}];
+}"""
+
+
+@pytest.fixture
+def real_window(playwright_session):
+    """A headed Chromium in a virtual display (Xvfb): its window is resized as a window is,
+    by the display (a projector plugged in, F11), not by a viewport or a synthetic event."""
+    exe, xvfb = browser.find(), shutil.which("Xvfb")
+    if exe is None or xvfb is None:
+        why = "no Xvfb (apt-get install -y xvfb)" if exe else f"no browser: {browser.INSTALL}"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    n = next(n for n in range(90 + os.getpid() % 400, 1000)   # one no X server holds
+             if not Path(f"/tmp/.X{n}-lock").exists())
+    display = f":{n}"
+    x = subprocess.Popen([xvfb, display, "-screen", "0", "2560x1440x24", "-nolisten", "tcp"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)   # (the display accepts clients within a moment)
+        b = playwright_session.chromium.launch(
+            executable_path=exe, headless=False, env={**os.environ, "DISPLAY": display},
+            args=browser.ARGS + ["--window-size=1920,1080", "--window-position=0,0"])
+        yield b
+        b.close()
+    finally:
+        x.terminate()
+        x.wait(timeout=10)
+
+
+@pytest.mark.browser
+def test_a_real_window_resize_refits_the_slide(real_window, presenting):
+    # after the window changed size the slide kept the previous window's scale (cropped when
+    # the window shrank, small when it grew): Reveal laid it out before JupyterLab had resized
+    # its panel. The page script lays it out again once the size settles.
+    context = real_window.new_context(no_viewport=True)
+    page = context.new_page()
+    try:
+        page.goto(presenting["url"])
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        cdp = context.new_cdp_session(page)
+        window = cdp.send("Browser.getWindowForTarget")["windowId"]
+        measured = ("() => { const r = document.querySelector('.reveal .slides')"
+                    ".getBoundingClientRect(); return [innerWidth, innerHeight, r.width]; }")
+        for w, h in [(1366, 768), (2560, 1440), (1280, 720), (1600, 900)]:
+            cdp.send("Browser.setWindowBounds", {"windowId": window,
+                                                 "bounds": {"width": w, "height": h}})
+            page.wait_for_function(f"() => Math.abs(innerWidth - {w}) < 4", timeout=10_000)
+            try:   # the slide fills the new window, letterboxed: it fits within 2 s
+                page.wait_for_function(
+                    "() => { const r = document.querySelector('.reveal .slides')"
+                    ".getBoundingClientRect(); return Math.abs(r.width - 1280 * "
+                    "Math.min(innerWidth / 1280, innerHeight / 720)) < 2; }",
+                    timeout=2_000, polling=100)
+            except Exception:
+                vw, vh, got = page.evaluate(measured)
+                pytest.fail(f"after a resize to {w}×{h} the slide is {got:.0f} px wide in a "
+                            f"{vw}×{vh} page (it should be "
+                            f"{1280 * min(vw / 1280, vh / 720):.0f})")
+            # the footer, the slide number and the arrows sit outside the scaled slide: they
+            # are sized by the window as the slide is (16 px type at 1280×720, 32 at 2560×1440)
+            scale, chrome = page.evaluate(CHROME_JS)
+            for what, px in chrome.items():
+                want = {"footer": 16, "number": 16, "arrow": 21.6}[what] * scale
+                assert abs(px - want) < 1, f"{w}×{h}: the {what} is {px:.1f} px, not {want:.1f}"
+    finally:
+        context.close()
+
+
+def _nb(*cells, outputs=()):
+    """A notebook of Markdown (str) and code (("code", source)) cells; `outputs` go to the
+    last code cell."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c[1]) if isinstance(c, tuple)
+                else nbformat.v4.new_markdown_cell(c) for c in cells]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if code:
+        code[-1].outputs = [nbformat.v4.new_output("display_data", data=d) for d in outputs]
+    return nb
+
+
+@pytest.mark.parametrize("nb, tex", [
+    (_nb("## ∂f/∂x = 2·x, in Unicode", ("code", "print('$5')")), False),
+    (_nb("a `latex` word in prose", ("code", "x = 1"), outputs=[{"text/plain": "$ 5"}]), False),
+    (_nb(("code", 're.findall(r"\\[(\\w+)\\]\\(x$", s)')), False),   # a regex: code, not output
+    (_nb(("code", "1"), outputs=[{"image/svg+xml": "<svg><text>$x$</text></svg>"}]), False),
+    (_nb("Euler: $e^{i\\pi} + 1 = 0$"), True),
+    (_nb("$$\\nabla f$$"), True),
+    (_nb("inline \\\\(x^2\\\\)"), True),
+    (_nb("display \\\\[x^2\\\\]"), True),
+    (_nb("escaped \\(x^2\\): Markdown's parenthesis, in doubt"), True),
+    (_nb("\\begin{align} a &= b \\end{align}"), True),
+    (_nb("\\begin {align} a &= b \\end {align}"), True),
+    (_nb("&#36;x^2&#36; from an entity"), True),
+    (_nb("a `$HOME` in prose: in doubt, MathJax stays"), True),
+    (_nb(("code", "1"), outputs=[{"text/latex": "x"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/html": "<b>$x$</b>"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/html": "<b>&#x24;x&#X24;</b>"}]), True),
+    (_nb(("code", "1"), outputs=[{"text/markdown": "$x$"}]), True),
+    (_nb(("code", "from IPython.display import Math")), True),
+    (_nb(("code", "display(Latex('x'))")), True),
+    (_nb(("code", "%%markdown\nx")), True),
+    (_nb(("code", "%%html\n<p>x</p>")), True),
+    (_nb(("code", "display_markdown('x', raw=True)")), True),
+    (_nb(("code", "HTML('<p>x</p>')")), True),
+    (_nb(("code", "import sympy")), True),
+    (_nb(("code", "obj._repr_latex_()")), True),
+], ids=["unicode", "plain-dollar", "regex", "svg", "inline", "display", "paren", "bracket",
+        "escaped-paren", "begin", "begin-space", "entity", "code-span", "latex-out", "html-out",
+        "html-entity", "md-out", "Math", "Latex", "md-magic", "html-magic", "display_markdown",
+        "HTML", "sympy", "repr"])
+def test_a_notebook_keeps_mathjax_wherever_it_may_have_tex(nb, tex):
+    assert uses_tex(nb) is tex
+
+
+def test_no_kit_notebook_needs_mathjax():
+    # the rule the slideshow's speed rests on (math in Unicode): every deck and lab opens
+    # without MathJax
+    assert [p.name for p in nbs.all_notebooks() + sorted(paths.EXERCISES.glob("*.ipynb"))
+            if uses_tex(nbs.read(p))] == []
+
+
+DISABLED_JS = ("() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+               ".disabledExtensions")
+MATHJAX_RAN_JS = "() => !!document.getElementById('MJX-CHTML-styles')"
+
+
+@pytest.mark.browser
+def test_a_notebook_with_tex_keeps_mathjax_in_the_slideshow(chromium, presenting,
+                                                            executed_decks):
+    # JupyterLab's MathJax sets itself up on a page's first typeset, a second of every
+    # deck's opening: the decks open without it (their test: it never ran there), and a
+    # notebook with TeX keeps it and shows its math typeset
+    nb = _nb("## Euler\n\n$e^{i\\pi} + 1 = 0$")
+    nb.cells[0].metadata = {"slideshow": {"slide_type": "slide"}}
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "tex.ipynb") as page:
+        assert MATHJAX not in page.evaluate(DISABLED_JS)
+        page.wait_for_function("() => document.querySelectorAll('.reveal section.present "
+                               "mjx-container').length > 0", timeout=20_000)
+        assert page.evaluate(MATHJAX_RAN_JS) is True
+
+
+@pytest.mark.browser
+def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, executed_decks):
+    # a file map is the slide's picture: the call that builds it (kit bookkeeping, 40% of the
+    # slide) shows until the presenter runs it, then gives way to the map (decks/rise.css)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## core.py", metadata={
+        "slideshow": {"slide_type": "slide"}}), nbformat.v4.new_code_cell(
+        'from workshop import file_map\nfile_map("jax._src.core", within=("Jaxpr", "Literal"),'
+        ' reads=["Jaxpr"])')]
+    shown = ("() => { const c = document.querySelector('.reveal section.present .jp-CodeCell');"
+             " const h = (q) => { const e = c.querySelector(q); return e ? "
+             "e.getBoundingClientRect().height : 0; }; return [h('.jp-Cell-inputWrapper'), "
+             "h('.workshop-filemap')]; }")
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "file-map.ipynb") as page:
+        call_px, map_px = page.evaluate(shown)
+        assert call_px > 20 and map_px == 0, "before its run the slide shows the call"
+        assert run_slide_cells(page, "file map") == ["[1]:"]
+        call_px, map_px = page.evaluate(shown)
+        assert call_px == 0 and map_px > 200, (call_px, map_px)
+
+
+@pytest.mark.robust
+@pytest.mark.browser
+def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, presenting,
+                                                                  executed_decks):
+    # Jupyter's output rate limit (which present keeps on, whatever a config says) stops the
+    # flood after a few MB with a note; the page answers and the next slide's cell runs. The
+    # same for a 20 MB picture and a 10 000-line traceback, in a deck of 500 cells
+    nb = nbformat.v4.new_notebook()
+    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
+        "slideshow": {"slide_type": "slide"}})
+    nb.cells = [slide("# Big"), nbformat.v4.new_code_cell(
+        "for i in range(500_000): print('x' * 99)"), slide("## After"),
+        nbformat.v4.new_code_cell("print('after')"), slide("## Picture"),
+        nbformat.v4.new_code_cell("from IPython.display import Image, display\n"
+                                  "display(Image(data=b'\\x89PNG' + bytes(20_000_000), "
+                                  "format='png'))"),
+        slide("## Traceback"), nbformat.v4.new_code_cell(
+            "raise ValueError('\\n'.join(f'line {i}' for i in range(10_000)))"),
+        slide("## Still here"), nbformat.v4.new_code_cell("print('still here')")]
+    nb.cells += [slide(f"## Filler {k}") for k in range(500 - len(nb.cells))]
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "big-output.ipynb") as page:
+        t0 = time.monotonic()
+        assert run_slide_cells(page, "big output", timeout=120_000) == ["[1]:"]
+        assert time.monotonic() - t0 < 60
+        shown = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                              ".map(o => o.innerText)")
+        assert any("IOPub data rate exceeded" in t for t in shown)
+        assert sum(map(len, shown)) < 10_000_000, "the flood was cut"
+        page.evaluate(NEXT_JS)   # (a notebook without the decks' RISE settings: no number)
+        page.wait_for_function("() => document.querySelector('.reveal section.present:not("
+                               ".stack)').innerText.includes('After')", timeout=10_000)
+        assert run_slide_cells(page, "after the big output", timeout=60_000) == ["[2]:"]
+        for title, prompt in (("Picture", "[3]:"), ("Traceback", "[4]:"),
+                              ("Still here", "[5]:")):
+            t0 = time.monotonic()
+            page.evaluate(NEXT_JS)
+            page.wait_for_function("(t) => document.querySelector('.reveal section.present:"
+                                   "not(.stack)').innerText.includes(t)", arg=title,
+                                   timeout=10_000)
+            assert run_slide_cells(page, title, timeout=60_000) == [prompt]
+            assert time.monotonic() - t0 < 30, title
+        shown = page.evaluate("() => [...document.querySelectorAll('.reveal section.present "
+                              ".jp-OutputArea-output')].map(o => o.innerText)")
+        assert [t.strip() for t in shown] == ["still here"], shown
+        assert page.evaluate("() => document.querySelectorAll('.reveal .slides "
+                             "section:not(.stack)').length") == \
+            sum(c.cell_type == "markdown" for c in nb.cells) == 495   # every slide is there
+
+
+# in the notes window: the upcoming preview's slide number and title (in the window's own
+# px), the "Upcoming" label over it, and how many help buttons the previews show; null until
+# the preview shows a slide (the first one it shows must be the next slide: it showed the
+# deck's first slide for seconds)
+UPCOMING_JS = """() => {
+  const host = document.querySelector('#upcoming-slide'), f = host && host.querySelector('iframe');
+  const doc = f && f.contentDocument, frames = [...document.querySelectorAll('iframe')];
+  const title = doc && doc.querySelector(
+    '.reveal .slides section.present:not(.stack) :is(h1, h2, h3)');
+  if (!title || getComputedStyle(title).visibility === 'hidden') return null;
+  const at = f.getBoundingClientRect();
+  return {number: doc.querySelector('.reveal .slide-number').innerText,
+          title_top: at.top + title.getBoundingClientRect().top,
+          label_bottom: host.querySelector('.overlay-element').getBoundingClientRect().bottom,
+          help: frames.filter(x => { const h = x.contentDocument &&
+            x.contentDocument.querySelector('#help-b');
+            return h && h.getBoundingClientRect().width > 0 &&
+                   getComputedStyle(h).display !== 'none'; }).length};
+}"""
+
+
+# the notes window's two previews are RISE pages of their own: each has shown its slide (Reveal
+# ready, the kit's page script no longer holding it back) once this is true
+PREVIEWS_JS = """() => { const f = [...document.querySelectorAll('iframe')];
+  return f.length >= 2 && f.every(x => { const d = x.contentDocument;
+    return d && d.querySelector('.reveal.ready .slides section.present') &&
+      !d.documentElement.classList.contains('workshop-waiting'); }); }"""
+
+
+def test_the_notes_window_shows_the_present_slides_notes_once_and_paces_the_talk(chromium,
+                                                                                 presenting):
+    # T opens Reveal's notes window. Before workshop.tools.present.extension it showed each note
+    # twice (jupyterlab-rise's asides hold the hidden editor too) and, as its previews loaded at
+    # the first slide, sent the slideshow back to slide 1. And reveal.js's own pacing is on:
+    # each slide carries its planned seconds (the kit's talk-time estimate), the notes window
+    # says the time left against the plan, and each slide's notes start with its plan line
+    nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
+    plan = rehearse.page_plan(nb)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(presenting["url"])
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    page.wait_for_function("(t) => [...document.querySelectorAll('.reveal .slides "
+                           "section:not(.stack)')].map(s => +s.dataset.timing).join() === t",
+                           arg=",".join(map(str, plan["timing"])), timeout=30_000)
+    number = lambda: page.inner_text(".reveal .slide-number").replace(" ", "")
+    page.evaluate(NEXT_JS)
+    page.wait_for_function("() => document.querySelector('.reveal .slide-number')"
+                           ".innerText.replace(/ /g, '').startsWith('2/')", timeout=10_000)
+    page.mouse.click(640, 700)
+    page.keyboard.press("Escape")
+    with page.context.expect_page(timeout=15_000) as popup:
+        page.keyboard.press("t")
+    notes = popup.value
+    value = ".speaker-controls-notes .value"
+    t0 = time.monotonic()
+    notes.wait_for_function(f"() => {{ const v = document.querySelector('{value}');"
+                            " return v && v.innerText.trim(); }", timeout=60_000, polling=250)
+    filled = time.monotonic() - t0
+    # the previews load and report their own slide (they sent the slideshow back as they did);
+    # the notes window holds each state it sends the slides back 500 ms (its debounce)
+    notes.wait_for_function(PREVIEWS_JS, timeout=60_000, polling=250)
+    notes.wait_for_timeout(1_500)
+    shown = " ".join(notes.inner_text(value).split())
+    starts = lambda k: [" ".join(re.sub(r"[*`]", "", n).split()[:8])   # as rendered
+                        for n in notes_of_slide(nb, k)]
+    assert number().startswith("2/"), f"the notes window moved the slides to {number()}"
+    for words in starts(2):   # each note once, rendered
+        assert shown.count(words) == 1, (words, shown[:300])
+    assert not any(w in shown for w in starts(1)), "slide 1's notes shown on slide 2"
+    # the previews: the next slide upcoming, its title below the "Upcoming" label (it was
+    # under it), and no help button on either (it covered the current slide's corner)
+    notes.wait_for_function(f"() => ({UPCOMING_JS})() !== null", timeout=30_000, polling=250)
+    upcoming = notes.evaluate(UPCOMING_JS)
+    assert upcoming["number"].replace(" ", "").startswith("3/"), upcoming
+    assert upcoming["title_top"] >= upcoming["label_bottom"], upcoming
+    assert upcoming["help"] == 0, upcoming
+    page.bring_to_front()
+    page.evaluate(NEXT_JS)                 # the slides lead, the notes follow
+    notes.wait_for_function(f"(w) => document.querySelector('{value}').innerText"
+                            ".replace(/\\s+/g, ' ').includes(w)", arg=starts(3)[0],
+                            timeout=15_000, polling=250)
+    # PACING on slide 3: shown, ahead or on track, and the time left to the end of the slide
+    # is its planned end less the time since T; the slide's plan line atop its notes
+    k = 3
+    notes.wait_for_function("() => { const p = document.querySelector('.speaker-controls-time "
+                            ".pacing'); return p && getComputedStyle(p).display !== 'none' && "
+                            "/ahead|on-track|behind/.test(p.className) && "
+                            "/\\d/.test(p.innerText); }", timeout=60_000, polling=250)
+    line = plan["lines"][k - 1]
+    assert re.search(r"this slide \d+:\d\d · done by \d+:\d\d of \d+:\d\d", line), line
+    notes.wait_for_function(f"(t) => document.querySelector('{value}').innerText"
+                            ".replace(/\\s+/g, ' ').includes(t)", arg=line,
+                            timeout=30_000, polling=250)
+    # (the notes window updates PACING once a second, for the slide present then: slide 3's
+    # time left is more than slide 2's planned end, as long as T was pressed under 90 s ago)
+    planned_end, slide_s = sum(plan["timing"][:k]), plan["timing"][k - 1]
+    notes.wait_for_function("([lo, hi]) => { const n = (document.querySelector("
+                            "'.speaker-controls-time .pacing').innerText.match(/-?\\d+/g) || [])"
+                            ".slice(0, 3).map(x => Math.abs(+x)); const s = n.length === 3 ? "
+                            "n[0] * 3600 + n[1] * 60 + n[2] : -1; return lo < s && s <= hi; }",
+                            arg=[planned_end - slide_s, planned_end], timeout=15_000, polling=250)
+    left = notes.inner_text(".speaker-controls-time .pacing").replace("\n", "")
+    h, m, s = (abs(int(x)) for x in re.findall(r"-?\d+", left)[:3])
+    assert planned_end - slide_s < h * 3600 + m * 60 + s <= planned_end, (left, planned_end)
+    pace = notes.get_attribute(".speaker-controls-time .pacing", "class")
+    assert "ahead" in pace or "on-track" in pace, pace
+    print(f"notes window filled in {filled:.1f} s; pacing {left.strip()}; {line}")
+    notes.close()
+    page.close()
+
+
+def test_the_guide_says_when_rise_selects_a_cell_as_the_installed_schema_says():
+    # decks/README.md's line on RISE's auto_select (the behaviour itself: run_slide_cells, which
+    # fails when a Ctrl-Enter runs another cell than the one clicked)
+    from jupyter_core.paths import jupyter_path
+    schema = next((Path(root) / "jupyterlab-rise" / "schemas" / "jupyterlab-rise" / "plugin.json"
+                   for root in jupyter_path("labextensions")
+                   if (Path(root) / "jupyterlab-rise").is_dir()), None)
+    assert schema is not None, "no jupyterlab-rise among the lab extensions"
+    props = json.loads(schema.read_text(encoding="utf-8"))["properties"]
+    assert props["auto_select"]["default"] == "code"
+    assert props["auto_select_timeout"]["default"] == 450
+    guide = " ".join((paths.DECKS / "README.md").read_text(encoding="utf-8").split())
+    assert ("Half a second after each slide change or fragment step, jupyterlab-rise makes a "
+            "code cell the active one") in guide
+    assert "(its `auto_select`, after `auto_select_timeout`: 450 ms)" in guide
+    # neither the decks (RISE reads `rise` and the older `livereveal`) nor present's own
+    # settings change it
+    keys = {"auto_select", "auto_select_timeout", "auto_select_fragment"}
+    for deck in nbs.decks():
+        meta = nbs.read(deck).metadata
+        assert not keys & (set(meta.get("rise", {})) | set(meta.get("livereveal", {}))), deck
+    from workshop.tools.present.server import SETTINGS
+    assert not any("rise" in k for k in SETTINGS)
+
+
+def test_presenting_never_autosaves_the_committed_deck(presenting):
+    # JupyterLab autosaves a notebook two minutes after a cell runs: the server present starts
+    # has autosave off (its own settings folder), so the deck's outputs are never written
+    u = urlparse(presenting["url"])
+    got = call(f"{u.scheme}://{u.netloc}", u.query.split("token=")[1],
+               "/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+    assert got["settings"]["autosave"] is False, got["settings"]
+    for deck in nbs.decks():
+        assert deck.read_text(encoding="utf-8") == nbs.normalised(nbs.read(deck)), deck.name
+    # nor a checkpoint (JupyterLab copies a notebook it opens): they go to the server's folder
+    written = [p for p in paths.ROOT.rglob(".ipynb_checkpoints/*")
+               if ".venv" not in p.parts and p.stat().st_ctime >= presenting["started"]]
+    assert written == [], written
+
+
+def test_ctrl_c_stops_the_server_cleanly(presenting):
+    # runs after the decks (pytest keeps the file's order): the server that served them all
+    assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
+    assert not port_open(presenting["port"]), "the server is still listening after Ctrl-C"
