@@ -50,13 +50,13 @@ def test_metadata_is_complete():
 def test_the_version_has_a_changelog_entry():
     version = PROJECT["version"]
     assert re.fullmatch(r"20\d\d\.(1[0-2]|[1-9])\.[1-9]\d*", version), \
-        f"{version}: YEAR.MONTH.N, the Nth delivery of that month"
+        f"{version}: YEAR.MONTH.N, the Nth release of that month"
     log = (ROOT / "CHANGELOG.md").read_text()
     first = re.search(r"^## (\S+) · (\d{4}-\d{2}-\d{2})$", log, re.M)
     assert first and first.group(1) == version, \
         f"CHANGELOG.md's first entry should be “## {version} · YYYY-MM-DD”"
     entry = log[first.end():].split("\n## ", 1)[0]
-    for reader in ("Presenters", "Readers", "Attendees"):
+    for reader in ("Presenters", "Readers", "Attendees", "Maintainers"):
         assert f"### {reader}" in entry, f"the {version} entry says nothing for {reader}"
 
 

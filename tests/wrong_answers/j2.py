@@ -21,7 +21,7 @@ def _listening(keep, seen=None):
     `seen` given, one list for every call, so the counts never reset."""
     def count_compiles(fn):
         kept = [] if seen is None else seen
-        cb = lambda event, secs, **kw: kept.append(event) if keep(event) else None  # noqa
+        cb = lambda event, secs, **kw: kept.append(event) if keep(event) else None
         jax.monitoring.register_event_duration_secs_listener(cb)
         try:
             fn()
@@ -55,7 +55,7 @@ def _no_unregister(fn):              # half-done: the listener is never removed
 
 def _no_finally(fn):                 # unregisters, but not when fn() raises
     kept = []
-    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None  # noqa: E731
+    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     fn()
     jax.monitoring.unregister_event_duration_listener(cb)
@@ -64,7 +64,7 @@ def _no_finally(fn):                 # unregisters, but not when fn() raises
 
 def _swallows(fn):                   # catches fn's error instead of letting it through
     kept = []
-    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None  # noqa: E731
+    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     try:
         fn()
@@ -77,7 +77,7 @@ def _swallows(fn):                   # catches fn's error instead of letting it 
 
 def _distinct_names(fn):             # one per function name: two lambdas count once
     names = set()
-    cb = lambda e, s, **kw: names.add(kw.get("fun_name")) if e == BACKEND else None  # noqa
+    cb = lambda e, s, **kw: names.add(kw.get("fun_name")) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     try:
         fn()
@@ -88,7 +88,7 @@ def _distinct_names(fn):             # one per function name: two lambdas count 
 
 def _returns_names(fn):               # the names, not how many
     names = []
-    cb = lambda e, s, **kw: names.append(kw.get("fun_name")) if e == BACKEND else None  # noqa
+    cb = lambda e, s, **kw: names.append(kw.get("fun_name")) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     try:
         fn()
@@ -99,7 +99,7 @@ def _returns_names(fn):               # the names, not how many
 
 def _calls_with_args(f, *args):       # count_compiles(f, x) as if it called f(x) itself
     kept = []
-    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None  # noqa: E731
+    cb = lambda e, s, **kw: kept.append(e) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     try:
         f(*args)
@@ -207,7 +207,7 @@ _SEEN: list = []
 # not 1.
 def count_shared_list(fn):
     _SEEN.clear()
-    cb = lambda e, s, **kw: _SEEN.append(e) if e == BACKEND else None  # noqa: E731
+    cb = lambda e, s, **kw: _SEEN.append(e) if e == BACKEND else None
     jax.monitoring.register_event_duration_secs_listener(cb)
     try:
         fn()
@@ -277,7 +277,7 @@ def count_scalar_never_unregistered(fn):
 # duration (and a scalar), never as a plain event, so this counts 0 for every compile.
 def count_plain_events(fn):
     kept = []
-    cb = lambda e, **kw: kept.append(e) if e == BACKEND else None  # noqa: E731
+    cb = lambda e, **kw: kept.append(e) if e == BACKEND else None
     jax.monitoring.register_event_listener(cb)
     try:
         fn()

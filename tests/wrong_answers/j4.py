@@ -84,7 +84,7 @@ _pred_none = _predict(sum0=set(), matmul_w=set(), x_xt=set())     # "jit hides i
 _pred_matmul_reduce = _predict(matmul_w={"all-reduce"})            # partial products added
 _pred_xxt_gather_only = _predict(x_xt={"all-gather"})              # forgets the contraction
 _pred_sum_scatter = _predict(sum0={"reduce-scatter"})              # output split over y
-_pred_missing_key = lambda: {k: v for k, v in _RIGHT.items() if k != "scale"}  # noqa: E731
+_pred_missing_key = lambda: {k: v for k, v in _RIGHT.items() if k != "scale"}
 _pred_scale_gather = _predict(scale={"all-gather"})                # "jit gathers the tiles"
 _pred_hyphenless = _predict(sum0={"allreduce"})                     # not an HLO name
 

@@ -696,7 +696,7 @@ def _eval_stack(closed, *args):                # the nested jaxprs kept on an ex
 def _eval_var_check(closed, *args):            # tells a Var from a Literal, not the reverse
     def run(jaxpr, consts, args):
         env = dict(zip(jaxpr.all_invars, [*consts, *args]))
-        get = lambda v: env[v] if isinstance(v, core.Var) else v.val   # noqa: E731
+        get = lambda v: env[v] if isinstance(v, core.Var) else v.val
         for eqn in jaxpr.eqns:
             if eqn.primitive.name == "jit":
                 sub = eqn.params["jaxpr"]
