@@ -20,6 +20,6 @@ def half(here: bool) -> list:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(True), ids=lambda p: p.stem)
-def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,  # noqa: F811
+def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,
                                                   deck):
     _fits(chromium, presenting, executed_decks, runs, deck)

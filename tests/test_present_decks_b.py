@@ -10,7 +10,7 @@ from workshop.tools import notebooks as nbs
 
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
-def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,  # noqa: F811
+def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,
                                                   deck):
     _fits(chromium, presenting, executed_decks, runs, deck)
 

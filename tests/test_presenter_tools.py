@@ -68,7 +68,7 @@ def _events(log) -> list[int]:
 
 
 @pytest.mark.browser
-def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):  # noqa: F811
+def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):
     log = rehearsing["log"]
     page = _open(chromium, rehearsing["url"])
     page.wait_for_function("() => true")
