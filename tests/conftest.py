@@ -167,16 +167,16 @@ def _runs() -> Runs:
 
 SLOW_FILES = {"test_present_slides.py", "test_present_server.py", "test_present_decks_a.py",
               "test_present_decks_b.py", "test_scaffold.py", "test_attendee_venv.py",
-              "test_drift.py", "test_hub.py"}
+              "test_drift.py", "test_hub.py", "test_release.py"}
 
 
 # scripts/test's two workers take a test file each in turn (--dist loadfile: a file's module
 # fixtures, a server or a scratch kit or a plain venv, are made once), the longest files first so
 # they end with the rest; the files that read the notebook runs last, so both workers have
 # other tests to do while the first worker makes the runs
-FIRST = ["test_lab_answers_j3.py", "test_lab_answers.py", "test_labs.py",
+FIRST = ["test_scaffold.py", "test_lab_answers_j3.py", "test_lab_answers.py", "test_labs.py",
          "test_attendee_venv.py", "test_build.py", "test_present_slides.py",
-         "test_present_server.py", "test_hub.py", "test_presenter_tools.py", "test_scaffold.py",
+         "test_present_server.py", "test_hub.py", "test_presenter_tools.py", "test_release.py",
          "test_cli.py", "test_compose.py"]
 # the files that read the notebook runs. xdist hands a worker the next file once its own has 2
 # tests left, so the worker that takes decks_a (2 tests) takes test_notebooks with it, and the

@@ -1,6 +1,6 @@
 """The presenter's tools: `present --rehearse`'s report after a scripted run through a few
 slides in a real headless Chromium, and the report's sums. (reveal.js's pacing in the notes
-window is proven with the notes window, in test_present.py: every present server has it.)"""
+window is proven with the notes window, in test_present_slides.py: every present server has it.)"""
 from __future__ import annotations
 
 import json
