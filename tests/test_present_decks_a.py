@@ -1,8 +1,8 @@
 """Decks 02–06 in RISE, every slide measured at each size from their executed outputs (deck 01,
-run live from the slideshow, is in test_present_slides.py, the server's in test_present_server.py). Two files, this
-one and test_present_decks_b.py, each with a server of its own, so that scripts/test's two
-workers end on one each: by their measured times (02 27 s and 04 28 s here; 03 22 s, 05 14 s
-and 06 18 s there)."""
+run live from the slideshow, is in test_present_slides.py; the server's own tests in
+test_present_server.py). Two files, this one and test_present_decks_b.py, each with a server of
+its own, so that scripts/test's two workers end on one each: by their measured times (02 27 s
+and 04 28 s here; 03 22 s, 05 14 s and 06 18 s there)."""
 from __future__ import annotations
 
 import pytest
