@@ -243,6 +243,28 @@ def pytest_collection_finish(session):
         threading.Thread(target=_runs().fetch, daemon=True, name="workshop-runs").start()
 
 
+GIT_WHO = {"GIT_AUTHOR_NAME": "Kit Maintainer", "GIT_AUTHOR_EMAIL": "kit@example.invalid",
+           "GIT_COMMITTER_NAME": "Kit Maintainer", "GIT_COMMITTER_EMAIL": "kit@example.invalid"}
+
+
+@pytest.fixture(scope="module")
+def kit_copy(tmp_path_factory):
+    """The kit's files as a clean clone has them (tracked, and new ones git does not ignore),
+    committed in a repository of their own: a scratch kit whose `git status` says what a step
+    changed (test_scaffold, test_release). Its commands run with PYTHONPATH at the copy."""
+    root = tmp_path_factory.mktemp("kit")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
+                            cwd=paths.ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, listed.decode().split("\0")):
+        if (paths.ROOT / rel).is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(paths.ROOT / rel, root / rel)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the kit"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, timeout=120,
+                       env={**os.environ, **GIT_WHO})
+    return root
+
+
 @pytest.fixture(scope="session")
 def runs():
     return _runs()

@@ -1,5 +1,6 @@
 """`python -m workshop release`: a version a presenter can name and check out, an annotated tag
-made only from a clean, current checkout, in a scratch clone of the kit's last commit."""
+made only from a clean, current checkout, in a scratch copy of the kit (a repository of its
+own, the kit's files committed)."""
 from __future__ import annotations
 
 import os
@@ -8,19 +9,12 @@ import subprocess
 import sys
 
 import pytest
-
-from workshop.tools import paths
-
-WHO = {"GIT_AUTHOR_NAME": "Kit Maintainer", "GIT_AUTHOR_EMAIL": "kit@example.invalid",
-       "GIT_COMMITTER_NAME": "Kit Maintainer", "GIT_COMMITTER_EMAIL": "kit@example.invalid"}
+from conftest import GIT_WHO as WHO
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    root = tmp_path_factory.mktemp("release") / "kit"
-    subprocess.run(["git", "clone", "-q", "--local", str(paths.ROOT), str(root)], check=True,
-                   timeout=120)
-    return root
+def clone(kit_copy):
+    return kit_copy
 
 
 def git(root, *args) -> str:
@@ -80,6 +74,7 @@ def test_a_release_refuses_a_stale_handout_and_tags_nothing(clone):
     deck = clone / "decks" / "01-run-it-first.ipynb"
     deck.write_text(deck.read_text().replace("# Run it first\\n", "# Run it first!\\n", 1))
     git(clone, "commit", "-qam", "a deck changed, its handouts not rebuilt")
-    refused(release(clone), "stale: handouts/01-run-it-first.pdf")
+    refused(release(clone), "stale: handouts/01-run-it-first.slides.pdf, "
+                            "handouts/01-run-it-first.pdf: run scripts/build")
     tags = git(clone, "tag", "-l", "v2099.2.*")
     assert tags == ""

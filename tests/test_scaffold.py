@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
+from conftest import GIT_WHO as WHO
 
 from workshop.tools import paths
 
-WHO = {"GIT_AUTHOR_NAME": "Kit Maintainer", "GIT_AUTHOR_EMAIL": "kit@example.invalid",
-       "GIT_COMMITTER_NAME": "Kit Maintainer", "GIT_COMMITTER_EMAIL": "kit@example.invalid"}
 DECK, LAB, MOD = "07-shapes-and-sizes", "X9-slopes", "x9"
 
 
@@ -30,19 +28,8 @@ def wk(root, *args, timeout=600) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    """The kit's files as a clean clone has them (tracked, and new ones git does not ignore),
-    committed in a repository of their own, so that what the steps change is `git status`."""
-    root = tmp_path_factory.mktemp("kit")
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
-                            cwd=paths.ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, listed.decode().split("\0")):
-        if (paths.ROOT / rel).is_file():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(paths.ROOT / rel, root / rel)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "the kit"]):
-        assert run(root, "git", *args).returncode == 0
-    return root
+def scratch(kit_copy):
+    return kit_copy
 
 
 def guide_table(root) -> set[str]:

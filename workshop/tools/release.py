@@ -88,7 +88,8 @@ def main() -> int:
         more = f" and {len(old) - 3} more" if len(old) > 3 else ""
         raise errors.KitError(f"stale: {', '.join(old[:3])}{more}: run scripts/build (and "
                               "python -m workshop fmt, labs), commit, then release")
-    _git("tag", "-a", tag, "-m", f"JAX Core, From the Inside {v}\n\n{entry}")
+    # (verbatim: git's default clean-up would drop the entry's "## " and "### " lines)
+    _git("tag", "-a", "--cleanup=verbatim", tag, "-m", f"JAX Core, From the Inside {v}\n\n{entry}")
     commit = _git("rev-parse", "--short", f"{tag}^{{commit}}").stdout.strip()
     print(f"release: tagged {tag} on {commit}; a presenter gets this kit with "
           f"`git checkout {tag}` (publish it: git push origin {tag})")
