@@ -82,8 +82,9 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     # whole kit that a deck or a lab changes: its structure, its package, its schedule and
     # tables, the handouts' index, the labs' copies and modules (the executor's, the printer's
     # and the other notebooks' tests are the outer quick run's)
-    about = [DECK, LAB.split("-")[0], MOD, "01-run-it-first", "test_structure", "test_meta",
-             "test_schedule", "index", "attendee_copies", "every_lab_source"]
+    about = [DECK, LAB.split("-")[0], MOD, "01-run-it-first", "test_structure", "package_map",
+             "import_cycle", "60_lines", "committed_schedule", "metadata_minutes",
+             "guides_timings", "index", "attendee_copies", "every_lab_source"]
     t = run(scratch, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-v",
             "-m", "not robust and not hub", "-k", " or ".join(about),
             "tests/test_structure.py", "tests/test_meta.py", "tests/test_schedule.py",
