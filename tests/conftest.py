@@ -236,11 +236,19 @@ def pytest_collection_finish(session):
             # a deck's, or any notebook's, whole run (a lab solution's, by its path)
             WANTED.update((v, None) for v in params.values() if (v, None) in JOBS)
     # the runs start now, beside the first tests (they use two kernels; most tests wait on a
-    # browser, a server or a subprocess): the first worker starts them, the others find them
+    # browser, a server or a subprocess): the first worker starts them, the others find them.
+    # Not beside a lab check in this process: a check works in a scratch folder it then removes
+    # (os.chdir), and a pool worker spawned meanwhile starts in that folder and dies
+    # (BrokenProcessPool, seen under -n 0); then the first test that needs a run makes them.
     worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
+    checks_here = any(item.path.name in CHECKS_IN_PROCESS for item in session.items)
     if WANTED and worker == "gw0" and not session.config.option.collectonly \
-            and not os.environ.get(PREFETCHED):
+            and not os.environ.get(PREFETCHED) and not checks_here:
         threading.Thread(target=_runs().fetch, daemon=True, name="workshop-runs").start()
+
+
+# the test files that run lab checks in this process (each in a scratch working folder)
+CHECKS_IN_PROCESS = {"test_labs.py", "test_lab_answers.py", "test_lab_answers_j3.py"}
 
 
 GIT_WHO = {"GIT_AUTHOR_NAME": "Kit Maintainer", "GIT_AUTHOR_EMAIL": "kit@example.invalid",
