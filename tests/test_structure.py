@@ -2,6 +2,8 @@
 why, in docs/maintaining.md)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from workshop.config import CODE_COLUMNS, CODE_LINES
@@ -160,6 +162,16 @@ def test_what_the_kit_derives_from_the_metadata_is_current():
     assert derived.write(check=True) == [], "stale: run .venv/bin/python -m workshop fmt"
     assert [(p, t) for p, t, _ in PHASES] == [
         (nbs.read(d).metadata.workshop.phase, nbs.read(d).metadata.workshop.title) for d in DECKS]
+
+
+def test_the_guides_say_no_count_of_decks_or_labs_a_new_one_would_make_false():
+    # "six decks" was written in the README, the guide and the schedule: the schedule now
+    # counts them (derived.number), the guides say "the decks"
+    counts = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    for doc in ("README.md", "decks/README.md", "docs/maintaining.md", "CONTRIBUTING.md"):
+        text = (paths.ROOT / doc).read_text(encoding="utf-8")
+        said = re.findall(rf"\b(?:{counts})(?: RISE slide)? (?:decks|labs)\b", text, re.I)
+        assert said == [], f"{doc} says {said}: write it without the count"
 
 
 def test_a_derived_table_without_its_markers_is_one_line(tmp_path):
