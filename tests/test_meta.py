@@ -139,18 +139,25 @@ def _module(path: Path) -> str:
 def _imports(source: str, module: str, package: bool) -> set[str]:
     """Every module name the source imports, anywhere in it (a function's lazy import too),
     relative imports made absolute; `from X import a` counts X and X.a."""
-    here = module if package else module.rpartition(".")[0]
     out = set()
+    for base, names in _import_statements(source, module, package):
+        out |= {base} | {f"{base}.{n}" for n in names}
+    return out
+
+
+def _import_statements(source: str, module: str, package: bool):
+    """(module, names) for each import anywhere in the source, relative ones made absolute:
+    `import a.b` gives ('a.b', []), `from ..x import y, z` ('workshop.x', ['y', 'z'])."""
+    here = module if package else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
+            yield from ((a.name, []) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 up = here.split(".")[: len(here.split(".")) - (node.level - 1)]
                 base = ".".join(up + ([node.module] if node.module else []))
-            out |= {base} | {f"{base}.{a.name}" for a in node.names}
-    return out
+            yield base, [a.name for a in node.names]
 
 
 def _runtime_files() -> list[Path]:
@@ -219,19 +226,11 @@ def _graph() -> dict[str, set[str]]:
     files = {_module(p): p for p in sorted(PACKAGE.rglob("*.py"))}
     graph = {}
     for name, path in files.items():
-        package = path.name == "__init__.py"
-        here = name if package else name.rpartition(".")[0]
         edges = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                edges |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = here.split(".")[: len(here.split(".")) - (node.level - 1)]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                subs = {f"{base}.{a.name}" for a in node.names} & set(files)
-                edges |= subs if len(subs) == len(node.names) else subs | {base}
+        for base, names in _import_statements(path.read_text(encoding="utf-8"), name,
+                                              path.name == "__init__.py"):
+            subs = {f"{base}.{n}" for n in names} & set(files)
+            edges |= subs if names and len(subs) == len(names) else subs | {base}
         graph[name] = {e for e in edges if e in files and e != name}
     return graph
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
 from workshop.tools.present import rehearse
-from workshop.tools.present.driver import NEXT_JS, stop_present
+from workshop.tools.present.driver import NEXT_JS, start_present, stop_present
 from workshop.tools.present.server import free_port
 
 DECK = paths.DECKS / "01-run-it-first.ipynb"
@@ -24,28 +22,18 @@ NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number')
 
 @pytest.fixture(scope="module")
 def rehearsing():
-    p = subprocess.Popen([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
-                          "--rehearse", "--port", str(free_port())], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, cwd=paths.ROOT)
-    seen, url, log = [], None, None
-    end = time.monotonic() + 180
-    while time.monotonic() < end and url is None:
-        line = p.stdout.readline()
-        if not line and p.poll() is not None:
-            break
-        seen.append(line)
-        m = re.search(r"http://\S+", line)
-        url = m.group(0) if m else None
-    for _ in range(3):
+    p, url = start_present("01", free_port(), args=("--rehearse",), wait=180)
+    seen, log = [], None
+    for _ in range(3):   # the line after the URL names the rehearsal's report
         line = p.stdout.readline()
         seen.append(line)
         m = re.search(r"writes (build/rehearsal/\S+)\.md", line)
         if m:
             log = paths.ROOT / (m.group(1) + ".log")
             break
-    if url is None or log is None:
+    if log is None:
         p.kill()
-        pytest.fail("present --rehearse printed no URL or no report path:\n" + "".join(seen))
+        pytest.fail("present --rehearse printed no report path:\n" + "".join(seen))
     state = {"proc": p, "url": url, "log": log}
     yield state
     stop_present(p)

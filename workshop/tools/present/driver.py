@@ -60,12 +60,15 @@ PRESSED = "[pressed]:"
 # ---------------------------------------------------------------------------- the server
 
 def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=False,
-                  prefix: list[str] | None = None):
+                  prefix: list[str] | None = None, args: tuple[str, ...] = (),
+                  wait: float = 120):
     """`present DECK` on `port` (env: changes to this environment, None unsets; sigint_ignored:
     started as a non-interactive shell's `cmd &` starts it, with SIGINT ignored; prefix: a
-    command that runs it, e.g. a read-only mount namespace): (the process, the URL it printed).
-    The process's output is a pipe the caller may read once it has ended."""
-    cmd = [sys.executable, "-m", "workshop", "present", deck, "--no-browser", "--port", str(port)]
+    command that runs it, e.g. a read-only mount namespace; args: more of present's flags, e.g.
+    --rehearse; wait: seconds for the URL): (the process, the URL it printed). The process's
+    output is a pipe the caller may read (what follows the URL line, or all once it ended)."""
+    cmd = [sys.executable, "-m", "workshop", "present", deck, "--no-browser", "--port", str(port),
+           *args]
     if sigint_ignored:   # the shell ignores it and exec keeps it ignored
         cmd = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *cmd]
     cmd = (prefix or []) + cmd
@@ -74,7 +77,7 @@ def start_present(deck: str, port: int, env: dict | None = None, sigint_ignored=
                          env={k: v for k, v in {**os.environ, **(env or {})}.items()
                               if v is not None})   # None: unset
     seen, url = [], None
-    end = time.monotonic() + 120
+    end = time.monotonic() + wait
     while time.monotonic() < end and url is None:
         line = p.stdout.readline()
         if not line and p.poll() is not None:
