@@ -166,7 +166,7 @@ def test_what_the_kit_derives_from_the_metadata_is_current():
 
 def test_the_guides_say_no_count_of_decks_or_labs_a_new_one_would_make_false():
     # "six decks" was written in the README, the guide and the schedule: the schedule now
-    # counts them (derived.number), the guides say "the decks"
+    # counts them (phasemap.count_word), the guides say "the decks"
     counts = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     for doc in ("README.md", "decks/README.md", "docs/maintaining.md", "CONTRIBUTING.md"):
         text = (paths.ROOT / doc).read_text(encoding="utf-8")

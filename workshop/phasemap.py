@@ -17,6 +17,12 @@ from .pictures import SANS, Picture, label
 COUNTS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
           "eleven", "twelve"]
 
+
+def count_word(n: int) -> str:
+    """6 -> 'six', a count in prose (the caption here, the schedule's decks and labs); 13 and
+    more as digits."""
+    return COUNTS[n] if 0 <= n < len(COUNTS) else str(n)
+
 PX = 20          # text size of a card's lines, in slide pixels (the picture is drawn 1184 wide)
 W, GAP = 1184, 16
 
@@ -70,9 +76,8 @@ def show_phase_map(here: int | None = None) -> Picture:
     facts = {"phases": [(p, t) for p, t, _ in PHASES], "here": here,
              "lines": {p: list(lines) for p, _, lines in PHASES}}
     where = f"; you are in phase {here}, {PHASES[here - 1][1]}" if here else ""
-    count = COUNTS[len(PHASES)] if len(PHASES) < len(COUNTS) else str(len(PHASES))
     caption = ("One trick: trace your Python once into a jaxpr, the record; "
-               f"{count} phases read or rewrite it: "
+               f"{count_word(len(PHASES))} phases read or rewrite it: "
                + "; ".join(f"{p} {t}" for p, t, _ in PHASES) + where)
     picture = svg.svg(W, height, out, defs=[svg.arrowhead("phasehead", INK, 14)])
     return Picture(picture, caption, facts)

@@ -58,11 +58,9 @@ def uncommitted() -> list[str]:
 
 def stale() -> list[str]:
     """Everything the build or fmt would write differently now."""
-    from .authoring import derived, labgen, schedule
+    from .authoring import fmt, labgen, schedule
     from .builder import handouts
-    out = [paths.short(p) for p in nbs.all_notebooks()
-           if p.read_text(encoding="utf-8") != nbs.normalised(nbs.read(p))]
-    out += derived.write(check=True)
+    out = fmt.normalise([], check=True)   # each deck's plan too, and the derived tables
     out += labgen.generate(check=True)
     out += [paths.short(t) for p in nbs.all_notebooks() if not handouts.current(p)
             for t in handouts.targets(p)]

@@ -9,7 +9,9 @@ from .. import paths, talk
 from . import derived
 
 
-def main(names: list[str], check: bool = False) -> int:
+def normalise(names: list[str], check: bool = False) -> list[str]:
+    """The notebooks named (all if none) and the derived files that are not as fmt writes them,
+    written (with `check`, only named)."""
     dirty = []
     for p in nbs.select(names):
         nb = nbs.read(p)
@@ -19,7 +21,11 @@ def main(names: list[str], check: bool = False) -> int:
             dirty.append(paths.short(p))
             if not check:
                 paths.write_atomic(p, text)
-    dirty += derived.write(check=check)   # (after the notebooks: it reads them)
+    return dirty + derived.write(check=check)   # (after the notebooks: it reads them)
+
+
+def main(names: list[str], check: bool = False) -> int:
+    dirty = normalise(names, check)
     if check and dirty:
         print(f"fmt: stale: {', '.join(dirty)}; run python -m workshop fmt")
         return 1

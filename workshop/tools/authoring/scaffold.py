@@ -110,6 +110,7 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
     talk.with_plan(nb)    # the presenter's plan in the title slide's notes, as fmt writes it
     path.write_text(nbs.normalised(nb), encoding="utf-8")
     todo = [f"wrote {paths.short(path)} and {paths.short(css)}"]
+    from ...phasemap import count_word
     from . import derived
     todo.append("wrote " + (", ".join(derived.write()) or "nothing else") + " (from the decks' "
                 "metadata, as python -m workshop fmt does)")
@@ -117,9 +118,9 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
         todo.append(f"lab {lab} does not exist yet: write it (docs/maintaining.md, 'Adding a "
                     "lab'); until then the README's table says it is not written")
     n = len(nbs.decks())
-    todo.append(f"deck 01's slide \"{derived.number(n - 1).capitalize()} phases, one record\" "
+    todo.append(f"deck 01's slide \"{count_word(n - 1).capitalize()} phases, one record\" "
                 "names every phase: make it say "
-                f"{derived.number(n)}, name the new one in its notes and its check's list")
+                f"{count_word(n)}, name the new one in its notes and its check's list")
     todo.append("then: scripts/build (it runs what changed: this deck, decks 01 and 02, which "
                 "draw the phase map, and the schedule), scripts/test, and commit what "
                 "docs/maintaining.md's 'What a deck and its lab touch' lists")

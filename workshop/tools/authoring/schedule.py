@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass
 
 from ...config import BREAK, DAYS, LUNCH, LUNCH_AT, LUNCH_WINDOW, SESSION
+from ...phasemap import count_word as number
 from .. import errors, paths
 from .. import notebooks as nbs
-from .derived import number
 
 SOURCE = paths.ROOT / "docs" / "schedule.md"
 PDF = paths.ROOT / "handouts" / "schedule.pdf"
