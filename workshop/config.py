@@ -41,6 +41,10 @@ CODE_CELL_S = 25         # s for a code cell: run it, let the room read the outp
 SLIDE_S = 5              # s for a slide change: the move, the room settling on it
 QUESTIONS = 0.15         # of the talk, for the room's questions
 TALK_CELL_BUDGET = 1.5   # s a talk-path cell may take: no silent pause on stage
+# s behind or ahead of the plan before the notes window offers a deck's cut or expansion
+# (metadata.workshop.pacing): more than one slide's estimate (1 to 3 min), so one slow
+# slide or one question alone does not trigger it
+PACING_THRESHOLD = 120
 
 # ---------------------------------------------------------------- the schedule (minutes)
 DAYS = 2

@@ -83,7 +83,11 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
         # the phase map's card: what this phase does to the record, two lines of ≤ 29 characters
         "workshop": {"title": title, "map": ["what the phase does to", "the record, in two lines"],
                      "phase": phase, "minutes": minutes, "lab": lab,
-                     "objectives": objectives, "key_points": key_points},
+                     "objectives": objectives, "key_points": key_points,
+                     # where to skip when behind, which appendix section to add when ahead
+                     # (present/pacing.py): by title, so move them with the slides you write
+                     "pacing": {"cut": [{"from": SECTION_CODE[-1][0], "to": "Key points"}],
+                                "expand": []}},
     }
     return nb
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import notebooks as nbs
 from .. import paths, talk
+from . import pacing
 
 DIR = paths.BUILD / "rehearsal"
 
@@ -33,6 +34,7 @@ class Slide:
     seconds: float     # planned
     at: float          # planned seconds before it
     appendix: bool
+    cells: tuple[int, int] = (0, 0)   # its cells: nb.cells[cells[0]:cells[1]]
 
 
 def plan(nb) -> list[Slide]:
@@ -47,7 +49,8 @@ def plan(nb) -> list[Slide]:
         appendix = bool(sec and talk.is_appendix(nb, sec))
         seconds = talk.estimate("", nb.cells[a:b]).minutes * 60
         out.append(Slide(k + 1, nbs.title_at(nb, a) if a else nbs.heading(nb.cells[0]) or "",
-                         sec.title if sec else "Title and setup", seconds, at, appendix))
+                         sec.title if sec else "Title and setup", seconds, at, appendix,
+                         (a, b)))
         if not appendix:
             at += seconds
     return out
@@ -60,7 +63,9 @@ def mmss(seconds: float) -> str:
 
 def page_plan(nb) -> dict:
     """What the page script needs: each slide's whole seconds (reveal's data-timing) and its
-    plan line for the notes; the talk path's total."""
+    plan line for the notes; the talk path's total; the deck's cuts and expansions
+    (`pacing`: indices into the same slides, seconds from the same estimate) and how far off
+    the plan the presenter must be before the notes window offers them."""
     slides = plan(nb)
     talk_s = sum(s.seconds for s in slides if not s.appendix)
     by_section: dict[str, float] = {}
@@ -75,7 +80,7 @@ def page_plan(nb) -> dict:
                          f"{mmss(s.at + s.seconds)} of {mmss(talk_s)} · section “{s.section}” "
                          f"{by_section[s.section] / 60:.0f} min")
     return {"total": max(1, round(talk_s)), "timing": [max(1, round(s.seconds)) for s in slides],
-            "lines": lines}
+            "lines": lines, **pacing.page_keys(nb, slides)}
 
 
 # ---- the rehearsal: a log of slide changes, then the report
