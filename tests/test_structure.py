@@ -208,15 +208,21 @@ def test_the_title_notes_carry_the_current_plan(deck):
 
 @pytest.mark.parametrize("deck", DECKS, ids=lambda p: p.stem)
 def test_each_note_starts_with_the_sentence_to_say(deck):
+    # one sentence a slide: a slide's later notes cell (its code's result) goes on without one
     import re
     nb = nbs.read(deck)
+    first_of_slide = True
     for i, c in enumerate(nb.cells):
+        if nbs.slide_type(c) in ("slide", "subslide"):
+            first_of_slide = True
         if nbs.slide_type(c) != "notes" or talk.PRESENTER in nbs.tags(c):
             continue
         first = re.split(r"\n\s*\n", c.source.strip())[0]
-        assert re.match(r"\*\*[^*\s][^*]*\*\*", first), (
-            f"cell {i} (“{nbs.title_at(nb, i)}”): notes start with the sentence to say, in "
-            f"bold: “{first[:60]}”")
+        bold = re.match(r"\*\*[^*\s][^*]*\*\*", first)
+        assert bold if first_of_slide else not bold, (
+            f"cell {i} (“{nbs.title_at(nb, i)}”): a slide's notes start with the sentence to "
+            f"say, in bold, and have one: “{first[:60]}”")
+        first_of_slide = False
     for s in talk.talk_sections(nb)[:-1]:
         notes = " ".join(c.source for c in nb.cells[s.start:s.stop]
                          if nbs.slide_type(c) == "notes")

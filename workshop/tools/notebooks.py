@@ -15,7 +15,7 @@ from .errors import KitError
 from .paths import short
 
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "skip", "notes"}
-TAGS = {"setup", "check", "slow", "presenter"}   # the only cell tags the kit knows
+TAGS = {"setup", "check", "slow", "presenter", "reading"}   # the only cell tags the kit knows
 
 
 # jsonschema (under nbformat, nbclient and Jupyter's server) imports rfc3987-syntax when it is
@@ -154,6 +154,9 @@ def audience_problems(nb) -> list[str]:
                        f"{', '.join(sorted(TAGS))})")
         if "check" in tags(cell) and (cell.cell_type != "code" or deck and kind != "skip"):
             out.append(f"cell {i} is a check cell but not a hidden code cell (slide type skip)")
+        if "reading" in tags(cell) and (cell.cell_type != "markdown" or deck and kind != "skip"):
+            out.append(f"cell {i} is a reading cell but not a hidden markdown cell (slide type "
+                       "skip): it would show on the slide or in the notes window")
     return out
 
 

@@ -11,6 +11,9 @@ and what of the notes is for the presenter only.
 - For the presenter only, and left out of the attendee's reading handout: a notes cell tagged
   `presenter`, and any paragraph of a notes cell that starts with `→` (where to point, what to
   click, what is optional, timings).
+- For the reader only: a markdown cell of slide type `skip` tagged `reading`, the slide's notes
+  that would not fit a glance. The slideshow and its notes window never show it, it is not
+  spoken (not counted), and the reading handout prints it in the slide's notes box.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from . import notebooks as nbs
 STAGE = "→"          # a notes paragraph for the presenter only starts with this
 PLAN_HEAD = "→ Plan:"  # the first line of the generated plan cell
 PRESENTER = "presenter"
+READING = "reading"   # a skip cell of notes for the reader only
 
 
 def is_appendix_cell(cell) -> bool:

@@ -3,7 +3,8 @@
 No template fetches anything: styles are inline, code is highlighted with inline styles, images
 are data: URIs. Slides are grouped as RISE groups them: a `slide` or `subslide` cell starts a
 page, fragments and `-` cells join it, `notes` cells become the reader's notes, `skip` cells
-(the hidden checks) are left out.
+(the hidden checks) are left out, but for a `reading` cell, which the reading handout adds to
+its slide's notes.
 """
 from __future__ import annotations
 
@@ -43,11 +44,14 @@ class Slide:
 def slides(nb, reader: bool = False) -> list[Slide]:
     """The slides of `nb` as RISE groups them. `reader=True`: the notes as the attendee's
     reading handout prints them, without what is for the presenter only (a notes cell tagged
-    `presenter`, a paragraph that starts with →)."""
+    `presenter`, a paragraph that starts with →), with what is for the reader only (a skip
+    cell tagged `reading`: the notes that would not fit the presenter's glance)."""
     out: list[Slide] = []
     for cell in nb.cells:
         st = nbs.slide_type(cell)
         if st == "skip" or "check" in nbs.tags(cell):
+            if reader and out and talk.READING in nbs.tags(cell) and cell.cell_type == "markdown":
+                out[-1].notes.append(talk.reader_notes(cell.source))
             continue
         if st == "notes":
             text = cell.source
