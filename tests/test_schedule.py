@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from workshop import config
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths, talk
 from workshop.tools.authoring import schedule
@@ -75,11 +76,41 @@ def test_days_sessions_and_breaks():
         for r in rows:   # never more than a session of teaching without a break
             run = 0 if r.item is None else run + r.stop - r.start
             assert run <= 120
-    # each lab right after its deck
+    # each lab after its deck (a break may come between), each debrief right after its lab
     items = [r.item for rows in days for r in rows if r.item]
     for a, b in zip(items, items[1:]):
         if b.kind == "lab":
             assert a.kind == "deck"
+    rows = [r for day in days for r in day]
+    for a, b in zip(rows, rows[1:]):
+        if b.item and b.item.kind == "debrief":
+            assert a.item and a.item.kind == "lab" and a.item.key == b.item.key
+
+
+@pytest.mark.parametrize("start,session", [("09:00", 120), ("08:30", 90), ("10:00", 240)])
+def test_setup_first_a_debrief_after_every_lab_and_a_wrap_up_last(start, session):
+    # issue 49: an install check to open day 1, a debrief per lab, a closing slot on day 2
+    days = schedule.plan(start, session)
+    first, last = days[0][0], days[-1][-1]
+    assert first.item.kind == "setup" and first.stop - first.start == config.SETUP == 20
+    assert "doctor" in first.what
+    assert last.item.kind == "wrap-up" and last.stop - last.start == config.WRAP_UP == 15
+    rows = [r for day in days for r in day if r.item]
+    labs = [r.item.key for r in rows if r.item.kind == "lab"]
+    debriefs = [(r.item.key, r.stop - r.start) for r in rows if r.item.kind == "debrief"]
+    assert labs and debriefs == [(k, config.DEBRIEF) for k in labs]
+    kinds = [r.item.kind for r in rows]
+    assert kinds.count("setup") == kinds.count("wrap-up") == 1
+
+
+def test_the_committed_schedule_shows_the_setup_debriefs_and_wrap_up():
+    text = schedule.SOURCE.read_text(encoding="utf-8")
+    assert re.search(r"^\| 09:00–09:20 \| Setup: [^|]*doctor[^|]* \| 20 \|$", text, re.M)
+    for p in nbs.lab_sources():
+        lab = nbs.read(p).metadata.workshop.lab
+        assert re.search(rf"^\| [\d:–]+ \| Debrief of lab {lab}: [^|]+ \| 10 \|$", text, re.M), lab
+    day2 = text.split("## Day 2", 1)[1]
+    assert re.search(r"\| Wrap-up: [^|]+ \| 15 \|\n\nDay 2 ends", day2)
 
 
 @pytest.mark.parametrize("args,says", [
@@ -98,4 +129,5 @@ def test_bad_input_is_one_line_and_exit_2(args, says):
 def test_another_start_shifts_the_day():
     p = subprocess.run([sys.executable, "-m", "workshop", "schedule", "--start", "10:00"],
                        capture_output=True, text=True, cwd=paths.ROOT, timeout=60)
-    assert p.returncode == 0 and "| 10:00–10:45 | [Deck 01" in p.stdout
+    assert p.returncode == 0 and "| 10:00–10:20 | Setup" in p.stdout
+    assert "| 10:20–11:05 | [Deck 01" in p.stdout

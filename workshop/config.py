@@ -53,3 +53,8 @@ BREAK = 15
 LUNCH = 60
 LUNCH_AT = 12 * 60 + 30
 LUNCH_WINDOW = (11 * 60 + 30, 14 * 60)   # lunch moves within it to fall between two decks
+SETUP = 20           # day 1 opens with every laptop installed and `doctor` green: the install
+                     # took 3 min on a plain venv, doctor 40 s; the rest is for the few that fail
+DEBRIEF = 10         # after each lab: its common mistakes and what to take away (the debrief
+                     # page per lab, handouts/presenter/)
+WRAP_UP = 15         # the end of day 2: questions, what to read next, feedback
