@@ -66,7 +66,8 @@ def cmd_schedule(args) -> int:
 
 def cmd_compose(args) -> int:
     from .authoring import compose
-    return compose.main(args.out, args.title, args.sections, force=args.force)
+    return compose.main(args.out, args.title, args.sections, force=args.force,
+                        thesis=args.thesis)
 
 
 def cmd_release(args) -> int:
@@ -169,6 +170,8 @@ def _authoring_commands(sub) -> None:
                     help='e.g. 01:"The four stations of a jitted call" (a unique prefix '
                          "of the title will do)")
     co.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    co.add_argument("--thesis", action="store_true",
+                    help="open with the course's thesis slide (deck 01's quote)")
     co.set_defaults(fn=cmd_compose)
     nw = sub.add_parser("new", help="start a new deck or lab that the tests accept")
     what = nw.add_subparsers(dest="what", required=True)

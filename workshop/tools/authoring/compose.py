@@ -1,40 +1,35 @@
-"""`python -m workshop compose OUT.ipynb --title "…" 01:"Section" 02:"Section" …`: a talk made
-of sections of several decks.
+"""`python -m workshop compose OUT.ipynb --title "…" [--thesis] 01:"Section" 02:"Section" …`: a
+talk made of sections of several decks.
 
-It writes a deck: a generated title slide (the title, the sum of the sections' estimated
-minutes, each section's objective: the bold sentence its first note opens with), the setup cell,
-the presenter's plan (`talk.with_plan`), the chosen sections in order (copied whole; an appendix
-section becomes talk), a closing `## Key points` slide naming where each section came
-from, every cell with a fresh id; `rise.css` and the stylesheet RISE asks for beside it. Then it
-prints the talk-time estimate and lists every markdown or notes cell that refers to a deck, a
-lab, a phase or a slide outside the talk, for the speaker to fix. The composed deck runs,
+It writes a deck that opens and closes like a talk: a generated title slide (the title, the sum
+of the sections' estimated minutes, and the sections' objectives: the objectives each deck
+states in its metadata, those that belong to the chosen sections, `talkframe`), the setup cell,
+the presenter's plan (`talk.with_plan`), with `--thesis` the course's thesis slide (deck 01's
+quote), the chosen sections in order (copied whole; an appendix section becomes talk), and a
+closing `## Key points` slide made of the decks' own key points for those sections, with notes
+that say them; every cell with a fresh id. Beside it, `rise.css` and the stylesheet RISE asks
+for, unless the folder has them already (a presenter's edited stylesheet is theirs). Then it
+prints the talk-time estimate, which objective and key points each section got, and every cell
+that points outside the talk (`talkrefs`), for the speaker to fix. The composed deck runs,
 presents and prints like any deck: `scripts/build OUT.ipynb`, `scripts/present OUT.ipynb`.
 """
 from __future__ import annotations
 
 import copy
+import html
 import math
-import re
-import shutil
+import os
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...phasemap import count_word as number
 from .. import errors, paths, talk
 from .. import notebooks as nbs
+from . import talkframe, talkrefs
 
-# What a note in a deck says about the rest of the course or the deck around it: stale once
-# the section stands in another talk.
-REFERENCE = re.compile(
-    r"\b(?:decks?\s+0?[1-9]\d?(?:\s*(?:,|and|or|–|-)\s*0?[1-9]\d?)*"
-    r"|labs?\s+[JL]\d+|[JL][1-9]\b(?=[^\w]*(?:lab|task|'s|’s|\)|,|\.))"
-    r"|phases?\s+[1-9]"
-    r"|(?:next|previous|last|following|earlier|later|coming)\s+(?:slides?|sections?|decks?|labs?)"
-    r"|slides?\s+(?:on|ago|back|later|earlier|before|after)\b"
-    r"|(?:one|two|three|four|five|a few|several)\s+slides?"
-    r"|(?:we|you)\s+(?:saw|have seen|met|built|wrote|read)\b"
-    r"|as\s+(?:before|above|below)|earlier\s+(?:today|in)|later\s+(?:today|in))",
-    re.I)
+lead = talkframe.lead
 
 
 @dataclass
@@ -45,18 +40,19 @@ class Pick:
     spec: str
 
 
-def parse(specs: list[str]) -> list[Pick]:
-    """`NN:Title` pairs; the title exact or a unique prefix (case ignored) of a section's."""
+def parse(specs: list[str], read: dict | None = None) -> list[Pick]:
+    """`NN:Title` pairs; the title exact or a unique prefix (case ignored) of a section's.
+    `read`: {deck path: notebook} already read (filled in as decks are read)."""
     picks, seen = [], {}
     decks = nbs.decks()
-    read = {}
+    read = {} if read is None else read
     for spec in specs:
         if ":" not in spec:
             raise errors.KitError(f"{spec!r}: name a section as DECK:TITLE, e.g. "
                                   "01:\"The four stations of a jitted call\"")
         key, title = (x.strip() for x in spec.split(":", 1))
         path = nbs.select([key], among=decks, what="deck")[0]
-        nb = read.setdefault(path, nbs.read(path))
+        nb = read[path] if path in read else read.setdefault(path, nbs.read(path))
         secs = nbs.sections(nb)
         low = title.lower()
         hits = [s for s in secs if s.title.lower() == low] or \
@@ -79,18 +75,6 @@ def parse(specs: list[str]) -> list[Pick]:
     return picks
 
 
-def lead(nb, section: nbs.Section) -> str:
-    """The section's objective: the bold sentence its first notes cell opens with (every note
-    starts with the sentence to say), else its title."""
-    for c in nb.cells[section.start:section.stop]:
-        if nbs.slide_type(c) == "notes" and talk.PRESENTER not in nbs.tags(c):
-            m = re.match(r"\s*\*\*(.+?)\*\*", c.source, re.S)
-            if m:
-                return " ".join(m.group(1).split())
-            break
-    return section.title
-
-
 def _md(source: str, slide: str, tags: tuple[str, ...] = ()):
     import nbformat
     c = nbformat.v4.new_markdown_cell(source)
@@ -100,114 +84,202 @@ def _md(source: str, slide: str, tags: tuple[str, ...] = ()):
     return c
 
 
-def compose(title: str, picks: list[Pick]):
+def _frames(picks: list[Pick]) -> list[talkframe.Frame]:
+    """Each pick's objectives and key points, matched within its deck among all its sections."""
+    by_deck = {}
+    for p in picks:
+        by_deck.setdefault(p.deck, (p.nb, []))[1].append(p.section)
+    got = {deck: talkframe.frames(nb, secs) for deck, (nb, secs) in by_deck.items()}
+    return [got[p.deck][p.section.start] for p in picks]
+
+
+def _origin(p: Pick) -> str:
+    return f"{p.deck.stem[:2]} ({p.nb.metadata.workshop.title})"
+
+
+def _head(title: str, minutes: int, frames, setup, parts: int) -> list:
+    """The title slide (the sections' objectives), the setup cell and the title's notes."""
+    objectives = [o for f in frames for o in f.objectives]
+    return [_md(f"# {title}\n\n**JAX Core, From the Inside** · a talk · {minutes} minutes\n\n"
+                + "\n".join(f"- {o}" for o in objectives), "slide"),
+            copy.deepcopy(setup),
+            _md(f"**{title}: {parts} parts, each one live on the pinned JAX.**\n\n"
+                "→ Run the setup cell first, always, and again after any kernel restart. "
+                "Check the banner: 8 CPU devices.", "notes")]
+
+
+def _thesis(th: talkframe.Thesis) -> list:
+    return [_md(f"## {th.title}\n\n{th.quote}", "slide"),
+            _md(f"**{th.said}**\n\n→ Read the quote aloud, slowly: each part of the talk is a "
+                "program that reads or rewrites that record.", "notes")]
+
+
+def _closing(picks: list[Pick], points: list[tuple[str, list[str]]]) -> list:
+    """The key points slide, (section title, its points) in the talk's order; the notes say
+    each with the part it closes."""
+    decks = list(dict.fromkeys(_origin(p) for p in picks))
+    n = sum(len(ks) for _, ks in points)
+    bold = (f"{number(n).capitalize()} things to take away, one from each part of the talk."
+            if n == len(points) else
+            f"{number(n).capitalize()} things to take away, in the order the talk made them.")
+    said = " ".join(f"{nbs.plain(t)}: {'; '.join(k.rstrip('.') for k in ks)}." for t, ks in points)
+    return [_md("## Key points\n\n" + "\n".join(f"- {k}" for _, ks in points for k in ks),
+                "slide"),
+            _md(f"**{bold}**\n\n→ Say each with its part, then take questions. The parts come "
+                f"from deck{'s' if len(decks) > 1 else ''} {' and '.join(decks)} of the "
+                f"workshop kit.\n\n{said}", "notes")]
+
+
+@dataclass
+class Composed:
+    nb: object
+    generated: set          # ids of the cells compose wrote itself
+    origin: dict            # {id of a copied cell: (pick index, its index in that deck)}
+    frames: list            # per pick: its talkframe.Frame
+
+
+def compose(title: str, picks: list[Pick], thesis: talkframe.Thesis | None = None) -> Composed:
+    """The talk: title slide (objectives) and setup, the thesis if asked, the sections whole
+    (an appendix section becomes talk), the key points; fresh ids; the plan in the title notes.
+    `title` is the user's text; it is escaped wherever HTML or Markdown would read it."""
     import nbformat
     first = picks[0].nb
     nb = nbformat.v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     nb.metadata = copy.deepcopy(first.metadata)
+    shown = html.escape(title, quote=False)
     nb.metadata.rise.footer = (f"<span class='workshop-footer'>JAX Core, From the Inside · "
-                               f"{title}</span>")
-    objectives = [lead(p.nb, p.section) for p in picks]
-    origin = lambda p: f"deck {p.deck.stem[:2]} {p.nb.metadata.workshop.title}"
-    setup = first.cells[nbs.setup_index(first)]
-    body = []
-    for p in picks:
+                               f"{shown}</span>")
+    frames = _frames(picks)
+    body, origin = [], []
+    for k, p in enumerate(picks):
         part = [copy.deepcopy(c) for c in p.nb.cells[p.section.start:p.section.stop]]
         part[0].metadata.get("workshop", {}).pop("appendix", None)
         if "workshop" in part[0].metadata and not part[0].metadata.workshop:
             del part[0].metadata["workshop"]
         body += part
-    closing = [
-        _md("## Key points\n\n" + "\n".join(
-            f"- {p.section.title}: the whole story in {origin(p)}" for p in picks), "slide"),
-        _md("**What to take away: " + "; ".join(o.rstrip(".") for o in objectives) + ".**\n\n"
-            "→ The decks these sections come from, their labs and the reading handouts are in "
-            "the workshop kit.", "notes")]
-    est_body = talk.estimate("", body + closing).minutes
-    # the title slide's own share, estimated with a first draft of itself
-    minutes = 0
+        origin += [(k, i) for i in range(p.section.start, p.section.stop)]
+    opening = _thesis(thesis) if thesis else []
+    # a part whose deck gave it no key point (a framing section) is summed up by its objective
+    points = [(p.section.title, f.key_points or f.objectives) for p, f in zip(picks, frames)]
+    closing = _closing(picks, points)
+    setup = first.cells[nbs.setup_index(first)]
+    rest = talk.estimate("", opening + body + closing).minutes
+    minutes = 0     # the title slide's own share, estimated with a draft of itself
     for _ in range(3):
-        head = [_md(f"# {title}\n\n**JAX Core, From the Inside** · a talk · {minutes} minutes"
-                    "\n\n" + "\n".join(f"- {o}" for o in objectives), "slide"),
-                copy.deepcopy(setup),
-                _md(f"**{title}: {len(picks)} parts, each one live on the pinned JAX.**\n\n"
-                    "→ Run the setup cell first, always, and again after any kernel restart. "
-                    "Check the banner: 8 CPU devices.", "notes")]
-        total = talk.estimate("", head).minutes + est_body
+        head = _head(shown, minutes, frames, setup, len(picks))
+        total = talk.estimate("", head).minutes + rest
         if math.ceil(total) == minutes:
             break
         minutes = math.ceil(total)
-    cells = head + body + closing
-    for c in cells:
+    for c in head + opening + body + closing:
         if c.cell_type == "code":
             c.outputs, c.execution_count = [], None
         c["id"] = uuid.uuid4().hex[:8]
-    nb.cells = cells
-    nb.metadata.workshop_generated = [c["id"] for c in head + closing]
-    nb.metadata.workshop = {"title": title, "minutes": minutes, "objectives": objectives,
-                            "key_points": [p.section.title for p in picks],
-                            "sections": [f"{p.deck.stem[:2]}:{p.section.title}" for p in picks]}
-    generated = set(nb.metadata.pop("workshop_generated"))
+    nb.cells = head + opening + body + closing
+    nb.metadata.workshop = {
+        "title": title, "minutes": minutes,
+        "objectives": [o for f in frames for o in f.objectives],
+        "key_points": [k for _, ks in points for k in ks],
+        "sections": [f"{p.deck.stem[:2]}:{p.section.title}" for p in picks]}
     talk.with_plan(nb)
-    return nb, generated
+    return Composed(nb, {c["id"] for c in head + opening + closing},
+                    {c["id"]: o for c, o in zip(body, origin)}, frames)
 
 
-def references(nb, generated: set[str] = frozenset()) -> list[str]:
-    """Each markdown or notes cell that points outside the talk, one line each: the slide it is
-    on and the words. Cells compose wrote itself (ids in `generated`) are not looked at."""
-    out, slide, title = [], 0, ""
-    for c in nb.cells:
-        kind = nbs.slide_type(c)
-        if kind in ("slide", "subslide"):
-            slide += 1
-            title = nbs.heading(c) or title
-        if c.cell_type != "markdown" or talk.PRESENTER in nbs.tags(c) or c["id"] in generated:
-            continue
-        hits = []
-        for m in REFERENCE.finditer(c.source):
-            a, b = max(0, m.start() - 30), min(len(c.source), m.end() + 30)
-            hits.append("…" + " ".join(c.source[a:b].split()) + "…")
-        if hits:
-            where = "notes" if kind == "notes" else "slide"
-            out.append(f"slide {slide} “{title}” ({where}, cell {c['id']}): " + " | ".join(hits))
-    return out
-
-
-def main(out: str, title: str, specs: list[str], force: bool = False) -> int:
+def _target(out: str, force: bool) -> Path:
+    """The talk's path, once it is one compose may write: one line for each that is not."""
     path = Path(out)
     if path.suffix != ".ipynb":
         raise errors.KitError(f"{out}: the talk is a notebook; name it NAME.ipynb")
-    if not title.strip():
-        raise errors.KitError("--title is empty: give the talk a title")
+    if path.resolve().is_relative_to(paths.DECKS.resolve()):
+        raise errors.KitError(f"{out}: decks/ holds the kit's own decks, which the tests and "
+                              f"the build read; write the talk elsewhere, e.g. talks/{path.name}")
+    if path.is_dir():
+        raise errors.KitError(f"{out} is a folder: name the talk's notebook inside it, e.g. "
+                              f"{path / 'talk.ipynb'}")
+    folder = next(p for p in [path.parent, *path.parent.parents] if p.exists() or p == Path())
+    if folder.exists() and not folder.is_dir():
+        raise errors.KitError(f"{out}: {folder} is a file, not a folder")
     if path.exists() and not force:
         raise errors.KitError(f"{out} exists (pass --force to overwrite it)")
-    picks = parse(specs)
-    nb, generated = compose(title.strip(), picks)
-    bad = talk.problems(nb) + nbs.audience_problems(nb)
-    if bad:   # the sections come from checked decks: this is the kit's bug, not the user's
-        raise RuntimeError("compose made a deck the kit rejects: " + "; ".join(bad))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nbs.normalised(nb), encoding="utf-8")
-    shutil.copy(paths.DECKS / "rise.css", path.parent / "rise.css")
-    path.with_suffix(".css").write_text(
-        f"/* {path.stem}: jupyterlab-rise asks for a stylesheet named after the deck; the "
-        "styles are in rise.css beside it. */\n", encoding="utf-8")
-    est = talk.talk_estimates(nb)
-    slides = sum(nbs.slide_type(c) in ("slide", "subslide") for c in nb.cells)
+    return path
+
+
+def _write(path: Path, nb) -> list[str]:
+    """Write the talk, then each stylesheet it needs that the folder lacks; what was kept, one
+    line each. The notebook goes through a file beside it, renamed into place: a write that
+    fails leaves what was there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(nbs.normalised(nb))
+        os.replace(tmp, path)
+        kept = []
+        kit = (paths.DECKS / "rise.css").read_bytes()
+        own = path.with_suffix(".css")
+        for css, text in [(path.parent / "rise.css", kit),
+                          (own, f"/* {path.stem}: jupyterlab-rise asks for a stylesheet named "
+                                "after the deck; the styles are in rise.css beside it. */\n"
+                                .encode())]:
+            if not css.exists():
+                css.write_bytes(text)
+            elif css.name == "rise.css" and css.read_bytes() != kit:
+                kept.append(f"kept the {css.name} already there (not the kit's: delete it to "
+                            "get decks/rise.css)")
+    except OSError as e:
+        raise errors.KitError(f"{path}: cannot write it ({e.strerror or e})") from None
+    return kept
+
+
+def _report(out: str, path: Path, c: Composed, picks: list[Pick], refs: list[str]) -> None:
+    nb = c.nb
+    slides = sum(nbs.slide_type(x) in ("slide", "subslide") for x in nb.cells)
     print(f"compose: wrote {out}: {len(picks)} sections, {slides} slides, {len(nb.cells)} "
-          f"cells (fresh ids), with rise.css")
+          f"cells (fresh ids)")
     print(f"compose: talk-time estimate {talk.talk_minutes(nb):.1f} minutes "
           f"(the title slide says {nb.metadata.workshop.minutes}):")
-    for e, src in zip(est, ["(generated)"] + [p.deck.stem[:2] for p in picks] + ["(generated)"]):
-        print(f"  {e.minutes:5.1f}  {e.title}  [{src}]")
-    refs = references(nb, generated)
+    mine = {p.section.title: p.deck.stem[:2] for p in picks}
+    for e in talk.talk_estimates(nb):
+        print(f"  {e.minutes:5.1f}  {e.title}  [{mine.get(e.title, 'generated')}]")
+    print("compose: what the title slide and the key points say for each section:")
+    for p, f in zip(picks, c.frames):
+        got = "objective" if f.own_objective else "no objective of its deck's; its first note"
+        print(f"  {p.deck.stem[:2]} “{p.section.title}”: {got}: {'; '.join(f.objectives)}")
+        for k in f.key_points:
+            print(f"      key point: {k}")
     if refs:
-        print(f"compose: {len(refs)} cells refer to a deck, lab, phase or slide outside the "
-              "talk; fix them before presenting:")
+        print(f"compose: {len(refs)} cells point outside the talk (a deck, lab, phase, slide, "
+              "section or name it does not have); fix them before presenting:")
         for r in refs:
             print(f"  {r}")
     else:
-        print("compose: no cell refers outside the talk")
-    print(f"compose: run it with scripts/build {out}; present it with scripts/present {out}")
+        print("compose: no cell points outside the talk")
+    if path.resolve().is_relative_to(paths.ROOT.resolve()):
+        print(f"compose: run it with scripts/build {out}; present it with scripts/present {out}")
+    else:   # present serves the kit's folder only
+        print(f"compose: run it with scripts/build {out}; to present it, compose it inside the "
+              f"kit's folder (e.g. talks/{path.name}): present serves only that folder")
+
+
+def main(out: str, title: str, specs: list[str], force: bool = False,
+         thesis: bool = False) -> int:
+    if not title.strip():
+        raise errors.KitError("--title is empty: give the talk a title")
+    path = _target(out, force)
+    decks = {p: nbs.read(p) for p in nbs.decks()}
+    picks = parse(specs, decks)
+    th = talkframe.thesis(decks) if thesis else None
+    if th and any(p.deck.stem == th.deck and p.section.start == th.start for p in picks):
+        raise errors.KitError(f"--thesis: “{th.title}” of {th.deck} is in the talk already")
+    c = compose(title.strip(), picks, th)
+    bad = talk.problems(c.nb) + nbs.audience_problems(c.nb)
+    if bad:   # the sections come from checked decks: this is the kit's bug, not the user's
+        raise RuntimeError("compose made a deck the kit rejects: " + "; ".join(bad))
+    refs = talkrefs.references(c.nb, picks, c.origin, talkrefs.shared_names(decks))
+    kept = _write(path, c.nb)
+    _report(out, path, c, picks, refs)
+    for line in kept:
+        print(f"compose: {line}")
     return 0
