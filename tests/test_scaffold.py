@@ -72,6 +72,10 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     p = wk(scratch, "build", timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "executing 4 notebook(s)" in p.stdout and "wrote handouts/schedule.pdf" in p.stdout
+    # deck 01 ran clean, its check of every phase included (a failed cell fails the build):
+    # the proof the nested run below does not make again
+    assert re.search(r"^\| decks/01-run-it-first\.ipynb \|.*\| ok \|$", p.stdout, re.M), \
+        p.stdout[-3000:]
     assert "seven decks" in (scratch / "docs" / "schedule.md").read_text()
     # 4. what changed is the guide's table, no more, no less
     status = run(scratch, "git", "status", "--porcelain", "--untracked-files=all").stdout
@@ -81,8 +85,10 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     # 5. the quick run's tests of the new deck, the new lab and deck 01, and those about the
     # whole kit that a deck or a lab changes: its structure, its package, its schedule and
     # tables, the handouts' index, the labs' copies and modules (the executor's, the printer's
-    # and the other notebooks' tests are the outer quick run's)
-    about = [DECK, LAB.split("-")[0], MOD, "01-run-it-first", "test_structure", "package_map",
+    # and the other notebooks' tests are the outer quick run's; deck 01's run is the build's)
+    about = [DECK, LAB.split("-")[0], MOD,
+             "(01-run-it-first and not fresh_kernel and not html_export)",
+             "test_structure", "package_map",
              "import_cycle", "60_lines", "committed_schedule", "metadata_minutes",
              "guides_timings", "index", "attendee_copies", "every_lab_source"]
     t = run(scratch, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-v",
@@ -94,7 +100,7 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     tail = t.stdout[-4000:]
     assert t.returncode == 0, tail
     passed = set(re.findall(r"^(\S+) PASSED", t.stdout, re.M))
-    for want in (f"test_runs_in_a_fresh_kernel[{DECK}]", "test_runs_in_a_fresh_kernel[01-run-",
+    for want in (f"test_runs_in_a_fresh_kernel[{DECK}]", "test_committed_handouts_are_current[01-",
                  f"test_slides_pdf_has_a_page_per_slide_with_titles_and_code[{DECK}]",
                  f"test_page_one_is_not_blank[{DECK}.pdf]", f"[{LAB}.solutions.pdf]",
                  f"test_html_export_keeps_source_highlighting_and_no_terminal_codes[{DECK}]",
