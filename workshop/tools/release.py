@@ -59,11 +59,13 @@ def uncommitted() -> list[str]:
 def stale() -> list[str]:
     """Everything the build or fmt would write differently now."""
     from .authoring import fmt, labgen, schedule
-    from .builder import handouts
+    from .builder import handouts, presenter
     out = fmt.normalise([], check=True)   # each deck's plan too, and the derived tables
     out += labgen.generate(check=True)
     out += [paths.short(t) for p in nbs.all_notebooks() if not handouts.current(p)
             for t in handouts.targets(p)]
+    out += [paths.short(presenter.targets([p])[0]) for p in nbs.all_notebooks()
+            if not presenter.current(p)]
     if not schedule.current(schedule.markdown()):
         out.append(paths.short(schedule.PDF))
     return out

@@ -186,8 +186,8 @@ def lab(lab_id: str, title: str, deck: str, minutes: int = 30):
 
 
 def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
-    """Write the lab's source, its checks module and its wrong answers, then its attendee copy;
-    return what the author still does by hand."""
+    """Write the lab's source, its checks module, its wrong answers and its debrief, then its
+    attendee copy; return what the author still does by hand."""
     from . import labgen
     if not re.fullmatch(r"[A-Z]\d+", lab_id) or not title.strip():
         raise errors.KitError("new lab: give an id such as J5 (a capital letter, digits) "
@@ -203,7 +203,10 @@ def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
              paths.ROOT / "workshop" / "labs" / f"{mod}.py":
                  template("lab_checks.py", LAB_ID=lab_id, LAB_TITLE=title, LAB_NAME=name),
              paths.ROOT / "tests" / "wrong_answers" / f"{mod}.py":
-                 template("lab_wrong_answers.py", LAB_ID=lab_id, mylab=mod)}
+                 template("lab_wrong_answers.py", LAB_ID=lab_id, mylab=mod),
+             # the presenter's debrief: the example's five common mistakes, what to say
+             paths.SOLUTIONS / f"{name}.debrief.md":
+                 template("lab_debrief.md", LAB_ID=lab_id, LAB_NAME=name)}
     taken = [paths.short(p) for p in files if p.exists()]
     if taken:
         raise errors.KitError(f"new lab: {', '.join(taken)} exists (nothing written)")
@@ -214,6 +217,7 @@ def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
     derived.write()   # the README's table names the lab, and its minutes
     return [f"wrote {', '.join(paths.short(p) for p in files)} and the attendee copy "
             f"exercises/{name}.ipynb, and the README's table",
-            "replace the example tasks (cube's slope) with yours, each with its wrong answers; "
-            "python -m workshop labs after every edit of the source",
+            "replace the example tasks (cube's slope) with yours, each with its wrong answers, "
+            f"and name the five most common in exercises/solutions/{name}.debrief.md with what "
+            "to say after the lab; python -m workshop labs after every edit of the source",
             f"then: scripts/build {lab_id} and .venv/bin/pytest -q tests/test_labs.py"]

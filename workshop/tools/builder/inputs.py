@@ -71,8 +71,14 @@ def package_files(*notebooks) -> list[Path]:
         for cell in (nb if hasattr(nb, "cells") else nbs.read(nb)).cells:
             if cell.cell_type == "code":
                 todo |= _imported(cell.source)
-    todo |= {".".join(("workshop",) + f.relative_to(PACKAGE).with_suffix("").parts)
-             for f in PRINTING}
+    return module_files(todo)
+
+
+def module_files(todo: set[str]) -> list[Path]:
+    """The files of the modules named (workshop.x.y), of the printing modules, and of
+    everything those import, transitively."""
+    todo = set(todo) | {".".join(("workshop",) + f.relative_to(PACKAGE).with_suffix("").parts)
+                        for f in PRINTING}
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -90,11 +96,20 @@ def inputs_hash(*notebooks: Path) -> str:
 
 
 def _digest(sources: list[Source]) -> str:
+    return _hash([(s.path, s.raw) for s in sources], package_files(*(s.nb for s in sources)))
+
+
+def digest_of(parts: list[Path], modules: set[str], extra: list[tuple[str, bytes]] = ()) -> str:
+    """sha256 of what a handout made from more than one notebook is made from (a presenter's
+    card or debrief): the files `parts`, named bytes `extra` (a part of a file, such as a
+    lab's metadata), the lock, the page scripts, and the package files `modules` import."""
+    return _hash([(p, p.read_bytes()) for p in parts] + [(Path(n), b) for n, b in extra],
+                 module_files(modules))
+
+
+def _hash(named: list[tuple[Path, bytes]], package: list[Path]) -> str:
     h = hashlib.sha256()
-    files = [(s.path, s.raw) for s in sources] + [
-        (f, f.read_bytes())
-        for f in [paths.LOCK] + package_files(*(s.nb for s in sources)) + PAGE_SCRIPTS]
-    for p, data in files:
+    for p, data in named + [(f, f.read_bytes()) for f in [paths.LOCK] + package + PAGE_SCRIPTS]:
         h.update(Path(paths.short(p)).as_posix().encode() + b"\0")
         h.update(data + b"\0")
     return h.hexdigest()

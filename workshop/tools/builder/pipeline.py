@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import errors, paths, processes
 from .. import notebooks as nbs
-from . import execute, handouts, report
+from . import execute, handouts, presenter, report
 from .inputs import Source
 from .printer import NoBrowser, Overflow, Printer
 
@@ -172,13 +172,16 @@ class Build:
 
     def index(self) -> None:
         """The schedule (docs/schedule.md and its PDF), when the notebooks' minutes moved or
-        it is missing, then handouts/README.md: a build leaves no handout of the kit unmade."""
+        it is missing; the presenter's pack of the notebooks named, where stale; then
+        handouts/README.md: a build leaves no handout of the kit unmade."""
         if self.pdf and not self.failed:
             from ..authoring import schedule
             for f in schedule.write_if_stale():
                 print(f"build: wrote {f}")
+            for f in presenter.write_stale([s.path for s in self.sources]):
+                print(f"build: wrote {paths.short(f)}")
         if self.pdf:
-            handouts.write_index()
+            handouts.write_index(presenter.targets())
 
     def report(self) -> int:
         """The table (build/report.md, .json), where things are, strays, failures; the exit
@@ -196,7 +199,7 @@ class Build:
         print(report.write(rows, problems, paths.BUILD, decks))
         print(f"build: report in {paths.short(paths.BUILD / 'report.md')}; "
               + "; ".join(self._where()))
-        for p in handouts.strays() if self.pdf else []:
+        for p in handouts.strays(presenter.targets()) if self.pdf else []:
             print(f"build: {paths.short(p)} is not a handout of the kit: left alone (delete it "
                   "if it is yours to delete)")
         for r in self.failed:
