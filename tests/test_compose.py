@@ -195,7 +195,8 @@ def _fake_deck():
         md("## Beta", "slide"), code("from workshop.jitcache import probe\nprint(rows, probe)"),
         md("**Beta.** Two slides on is gamma. We have alpha's rows.", "notes"),
         md("### Beta two", "subslide"), md("**Beta two.** The previous slide said so.", "notes"),
-        md("## Gamma", "slide"), md("**Gamma.** The alpha section said it first.", "notes"),
+        md("## Gamma", "slide"),
+        md("**Gamma.** The alpha section said it first.\n\nFrom beta to gamma.", "notes"),
         md("## Key points", "slide")]
     return Path("decks/99-fake.ipynb"), nb
 
@@ -204,9 +205,11 @@ def test_references_across_a_cut_by_position_name_and_code():
     path, nb = _fake_deck()
     a, b, g = [compose.Pick(path, nb, s, "") for s in nbs.sections(nb)[:3]]
     assert _refs([a, b, g]) == []           # the whole deck: every reference holds
-    [line] = _refs([a, g])                    # beta cut: "the alpha section" is still there
-    assert "“Alpha two”" in line and "On the next slide" in line
-    assert "that slide is not there" in line
+    first, last = _refs([a, g])               # beta cut
+    assert "“Alpha two”" in first and "On the next slide" in first
+    assert "that slide is not there" in first
+    assert "“Gamma”" in last and "From beta to" in last and "“Beta”, not before it" in last
+    assert "“Alpha” is not in the talk" not in last     # the alpha section is there
     lines = _refs([b, g])                     # alpha cut
     assert any("uses probe, rows, which “Alpha” introduces" in ln for ln in lines), lines
     assert any("We have alpha's" in ln and "not before it here" in ln for ln in lines), lines
@@ -266,7 +269,9 @@ def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
     (tmp_path / "afile").write_text("mine")
     _one_line(_compose(tmp_path / "afile" / "t.ipynb", CUSTOM), "is a file, not a folder")
     assert (tmp_path / "afile").read_text() == "mine"
-    if os.geteuid() != 0:                     # root writes anywhere
+    # a folder no one may write in, root included: /proc takes no new files
+    _one_line(_compose("/proc/talk.ipynb", CUSTOM), "cannot write it")
+    if os.geteuid() != 0:                     # a folder without write permission
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
         _one_line(_compose(locked / "t.ipynb", CUSTOM), "cannot write it")
