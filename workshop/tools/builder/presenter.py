@@ -170,7 +170,7 @@ def debrief_html(lab: Path, d: debrief.Debrief, said: list[dict]) -> str:
            f"{_e(w.get('deck', '')[:2])} · the lab takes {w.get('minutes')} minutes (a "
            "presenter working its tasks as an attendee would, hints included), then "
            f"{DEBRIEF} minutes of debrief.</p>",
-           f"<h2>The {len(d.mistakes)} most common mistakes, and what the check says</h2>"]
+           f"<h2>{len(d.mistakes)} common mistakes, and what the check says to each</h2>"]
     for m, s in zip(d.mistakes, said):
         words = f"✗ Not yet: {s['message']}" + (f"\n  Hint: {s['hint']}" if s["hint"] else "")
         out.append(f"<div class='mistake'><b>Task {m.task[1:]} · {_e(s['title'])}</b>: "
