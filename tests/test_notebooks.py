@@ -253,3 +253,13 @@ def test_a_setup_that_fails_when_rerun_is_the_sections_failure(tmp_path):
     assert "the setup cell, run alone" in second.failure.error
     assert "AssertionError" in second.failure.error and not result.ok
     assert result.failure.title == "Second"   # the whole run names the section too
+
+
+@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+def test_the_colours_a_note_names_are_drawn_on_its_slide(runs, deck):
+    # "the red line" under a chart the palette draws orange (tests/test_notes.py says how a
+    # colour is named)
+    from test_notes import colour_problems
+    _, text = runs[(deck, None)]
+    problems = colour_problems(nbformat.reads(text, as_version=4))
+    assert problems == [], "\n".join(problems)
