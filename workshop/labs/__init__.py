@@ -15,6 +15,7 @@ from .framework import (
     Wrong,
     all_eqns,
     as_array,
+    as_now,
     call_as,
     close,
     first_line,
@@ -25,5 +26,5 @@ from .framework import (
 )
 
 __all__ = ["CALLBACKS", "STUCK", "KernelState", "Task", "Verdict", "Wrong",
-           "all_eqns", "as_array", "call_as", "close", "first_line", "fits", "guarded",
+           "all_eqns", "as_array", "as_now", "call_as", "close", "first_line", "fits", "guarded",
            "raised_in_attendee_code", "solution_code"]

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import CALLBACKS, Task, Wrong, all_eqns, as_array, first_line
+from . import CALLBACKS, Task, Wrong, all_eqns, as_array, as_now, first_line
 
 LAB = "J1"
 
@@ -210,6 +210,7 @@ def _original(x, t):
 
 
 def _check_traceable(fn) -> str:
+    fn = as_now(fn)    # as it is now: a helper redefined since is seen
     jitted = jax.jit(fn)
     x64 = jax.config.jax_enable_x64
     for x, t, what in _CLIP_CASES:

@@ -18,7 +18,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..artefacts import COLLECTIVES as KINDS
-from . import Task, Wrong, call_as, close, fits
+from . import Task, Wrong, as_now, call_as, close, fits
 
 LAB = "J4"
 # the checks' own reader (task 3 asks the attendee to write one): only the names are shared
@@ -419,6 +419,7 @@ def _sums_of_some_devices(out, x) -> bool:
 
 
 def _check_reduce_scatter(colsum) -> str:
+    colsum = as_now(colsum)    # as it is now: a helper redefined since is seen
     for seed, (n, m) in enumerate([(16, 8), (64, 16)]):
         x = reduce_scatter_input(n, m, seed + 3)
         fits(colsum, "colsum(x)", x)

@@ -14,6 +14,7 @@ from . import (
     Wrong,
     all_eqns,
     as_array,
+    as_now,
     close,
     first_line,
     raised_in_attendee_code,
@@ -162,6 +163,7 @@ _MAX_ONLY = _MAXIMUM - {"select_n"}
 
 
 def _check_scan(running_max) -> str:
+    running_max = as_now(running_max)    # as it is now: a helper redefined since is seen
     outside = _one_scan_that_takes_the_maximum(running_max)
     f = jax.jit(running_max)
     for xs in _RM_CASES:
@@ -259,6 +261,7 @@ _CUSTOM_RULES = {"custom_jvp_call", "custom_vjp_call", "custom_lin", "custom_roo
 
 
 def _check_diff(fn) -> str:
+    fn = as_now(fn)    # as it is now: a helper or rule redefined since is seen
     value, grad = jax.jit(fn), jax.jit(jax.grad(fn))
     for a in (2.0, 9.0, 0.25, 150.0, 0.01, 2500.0, 1.0, 1e6, 1e-4):
         val = as_array(value(jnp.float32(a)), f"at a={a}, the result")
@@ -370,6 +373,7 @@ def _carry_error(e: Exception) -> str:
 
 
 def _check_carry(mean_so_far) -> str:
+    mean_so_far = as_now(mean_so_far)    # as it is now: a helper redefined since is seen
     cases = _MEAN_CASES
     _a_scan_that_takes_its_carry(mean_so_far, *cases[0])
     f = jax.jit(mean_so_far)
