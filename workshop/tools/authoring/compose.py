@@ -29,8 +29,6 @@ from .. import errors, paths, talk
 from .. import notebooks as nbs
 from . import talkframe, talkrefs
 
-lead = talkframe.lead
-
 
 @dataclass
 class Pick:
