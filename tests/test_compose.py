@@ -147,6 +147,8 @@ def test_a_talk_that_needs_no_flags_gets_none(tmp_path):
     p = _compose(tmp_path / "t.ipynb", CUSTOM, title="Custom rules")
     assert p.returncode == 0, p.stderr
     assert _flagged(p.stdout) == [] and "no cell points outside the talk" in p.stdout
+    # a talk outside the kit's folder is not sent to present, which serves only that folder
+    assert "scripts/present" not in p.stdout and "present serves only that folder" in p.stdout
 
 
 def _refs(picks):
