@@ -531,7 +531,8 @@ def test_j2_j4_checks_put_back_the_jax_internals_they_watch_through():
     from workshop.labs import j2, j4
     from wrong_answers import j2 as a2
     from wrong_answers import j4 as a4
-    kept = (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Traced.lower)
+    kept = (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Traced.lower,
+            pxla.MeshExecutable.create_cpp_call)
 
     def boom(*args):
         raise ValueError("oops")
@@ -539,7 +540,8 @@ def test_j2_j4_checks_put_back_the_jax_internals_they_watch_through():
                          (j4.q2, boom), (j4.q2, a4.predict_by_compiling)]:
         task.check(answer)
         assert (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__,
-                stages.Traced.lower) == kept, (task.title, answer)
+                stages.Traced.lower, pxla.MeshExecutable.create_cpp_call) == kept, (
+                    task.title, answer)
 
 
 def test_j3_made_up_seconds_are_timed_again_where_load_hides_the_waits():

@@ -267,11 +267,15 @@ def _jitted_results():
     """Every jitted call made in the block, as (name, arguments, results). JAX runs a jitted
     function it has seen with these argument types in C++ (its fast path), out of Python's
     sight; for a function first called with them in the block, that path is left unmade, so
-    each of its calls comes through Python and is recorded."""
+    each of its calls comes through Python and is recorded. So is an ahead-of-time compiled
+    step's (jax.jit(step).lower(...).compile(), as J3 task 4 teaches): a Compiled first
+    called in the block gets no C++ path either."""
     from jax._src import pjit
     from jax._src.interpreters import pxla
     seen = []
-    fast, call = pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__
+    kept = (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__,
+            pxla.MeshExecutable.create_cpp_call)
+    call = kept[1]
 
     def record(self, *args):
         out = call(self, *args)
@@ -279,10 +283,12 @@ def _jitted_results():
         return out
     pjit._get_fastpath_data = lambda *args, **kwargs: None
     pxla.ExecuteReplicated.__call__ = record
+    pxla.MeshExecutable.create_cpp_call = lambda self, params: None
     try:
         yield seen
     finally:
-        pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__ = fast, call
+        (pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__,
+         pxla.MeshExecutable.create_cpp_call) = kept
 
 
 def _numbers(arrays) -> set:
