@@ -97,12 +97,47 @@ def _answer_id(v) -> str:
     return repr(v)[:20]
 
 
-def test_the_checks_own_failure_is_not_blamed_on_the_attendee():
+def test_the_checks_own_failure_is_not_blamed_on_the_attendee(monkeypatch):
     # an answer whose value the check cannot use gets a verdict that says so, not
-    # "your code raised": the traceback has no frame of the attendee's code
+    # "your code raised": the traceback has no frame of the attendee's code; and, since it
+    # may be the check's own mistake, what to tell the presenter. No hint: none is about it
     from workshop.labs import Task
     v = Task("J1", 1, "t", sorted, ["h"]).check([3, object()])   # sorted's own TypeError
     assert not v.ok and "your code raised" not in v.message and "could not use" in v.message
+    assert "the check's fault, not yours" in v.message and "lab J1 q1" in v.message, v
+    assert v.hint == "", v
+    # a name the check's own code lacks is the check's fault, whatever the answer
+    monkeypatch.delattr(j1, "jax")
+    v = j1.q1.check(7)
+    assert not v.ok and "the check itself failed (NameError" in v.message, v
+    assert "the check's fault, not yours" in v.message and "lab J1 q1" in v.message, v
+
+
+def _hint_cases():
+    """(task, wrong answer, the number of the hint that fits its mistake, words the verdict
+    says): the audit's cases, where hint 1 was appended to every rejection."""
+    import jax
+
+    from workshop.labs import j2, j3
+    from wrong_answers import j2 as a2
+    from wrong_answers import j3 as a3
+    return [(j2.q1, a2._no_finally, 2, "finally"),                   # cleanup, not counting
+            (j3.q1, a3._lse_naive_bwd, 3, "not stable yet"),          # bwd, not the forward
+            (j3.q1, a3._lse_naive_fwd, 1, "forward pass is not stable"),
+            (j3.q1, a3._lse_bare_array, 2, "bare array"),
+            (j3.q1, a3._lse_wrong_shape, 2, "float32[] cotangent for x, a float32[6]"),
+            (j3.q3, a3._v(policy=a3._nothing), 2, "nothing_saveable"),  # the policy
+            (j3.q3, a3._v(checkpoint=jax.checkpoint(a3._none)), 1, "wraps the whole loop")]
+
+
+def test_the_hint_appended_fits_the_mistake():
+    # each rejection appends the hint about the mistake it found (it was always hint 1:
+    # off-topic for J2 q1's cleanup, J3 q1's unstable bwd, J3 q3's policy); J3 q1's message
+    # on a bwd of the wrong shape names both shapes (JAX's message was cut before them)
+    for task, answer, number, says in _hint_cases():
+        v = task.check(answer)
+        assert not v.ok and says in v.message, v
+        assert v.hint == task._hints[number - 1], (task.title, number, v)
 
 
 def test_a_crashing_answer_gets_a_verdict_not_a_traceback():

@@ -59,6 +59,7 @@ _lse_ignores_g = _lse_with(_stable, lambda s, g: (s,))                 # drops t
 _lse_unnormalised = _lse_with(_stable, lambda s, g: (g * jnp.exp(s),))  # not softmax
 _lse_naive_fwd = _lse_with(_naive_lse, lambda s, g: (g * s,))          # unstable forward
 _lse_bare_array = _lse_with(_stable, lambda s, g: g * s)               # not a tuple
+_lse_wrong_shape = _lse_with(_stable, lambda s, g: (g,))               # g, not g * softmax
 # shifted by the first entry, not the maximum: right whenever the maximum comes first, or the
 # entries are within 88 of each other; inf on [0, 998.5, 1000, ...]
 _lse_shift_first = _lse_with(_shifted_by(lambda x: x[0]), lambda s, g: (g * s,))
@@ -426,6 +427,7 @@ WRONG = {
            W(_lse_grad_in_bwd, "runs JAX's autodiff inside it"),
            W(_lse_vjp_residual, "runs JAX's autodiff inside it"),
            W(_lse_naive_bwd, "the backward rule is not stable"),
+           W(_lse_wrong_shape, "a float32[] cotangent for x, a float32[6]"),
            W(_lse_keepdims, "should be a scalar"),
            W(_lse_shift_first, "the forward pass is not stable"),
            W(_lse_shift_last, "the forward pass is not stable"),

@@ -29,7 +29,13 @@ from ..palette import HIT, MISS
 
 
 class Wrong(Exception):
-    """Raised by a checker with a message in the attendee's terms."""
+    """Raised by a checker with a message in the attendee's terms. hint: the number (from 1)
+    of the task's hint that fits the mistake found, appended to the verdict; 0 for none (no
+    hint of the task is about it)."""
+
+    def __init__(self, message: str, hint: int = 1):
+        super().__init__(message)
+        self.hint = hint
 
 
 class _Stopped(BaseException):
@@ -193,17 +199,20 @@ class Task:
         try:
             with guarded(config.CHECK_TIME_LIMIT):   # as it is now (a test sets it)
                 verdict = self._verdict(*answers)
-        except _Stopped as stop:
-            verdict = Verdict(False, str(stop), self._hints[0])
+        except _Stopped as stop:        # (no hint of the task is about these)
+            verdict = Verdict(False, str(stop))
         except SystemExit as e:
             verdict = Verdict(False, f"your code called sys.exit({e.code!r}), which stops "
-                                     "whatever runs it: the check could not finish",
-                              self._hints[0])
+                                     "whatever runs it: the check could not finish")
         changed = before.restore()
         if changed:
             verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "
-                                "put it back (set it inside a `with` block instead).")
+                                f"put it back ({_instead(changed)}).")
         return verdict
+
+    def _hint(self, number: int) -> str:
+        """The task's hint `number` (from 1), or none (0)."""
+        return self._hints[min(number, len(self._hints)) - 1] if number > 0 else ""
 
     def _verdict(self, *answers) -> Verdict:
         try:
@@ -214,17 +223,23 @@ class Task:
             return Verdict(False, "not done yet: replace `raise NotImplementedError()` with "
                                   "your answer, run that cell, then this one.", self._hints[0])
         except Wrong as w:
-            return Verdict(False, str(w), self._hints[0])
+            return Verdict(False, str(w), self._hint(w.hint))
         except Exception as e:
             first = first_line(e)
             if raised_in_attendee_code(e):   # the attendee's code crashed: say so
                 return Verdict(False, f"your code raised {type(e).__name__}: {first}",
                                self._hints[0])
-            # no frame of the attendee's code: the check could not use what it was given
+            # no frame of the attendee's code: the check could not use what it was given, or
+            # the check itself is wrong; no hint of the task is about either
+            report = (f"tell the presenter: lab {self.lab} q{self.number}, and this line")
+            if _the_checks_own(e):
+                return Verdict(False, f"the check itself failed ({type(e).__name__}: {first})"
+                                      f": this is the check's fault, not yours. {report}")
             return Verdict(False, "the check could not use what your answer gave it "
                                   f"({type(e).__name__}: {first}): look at the type, shape "
-                                  "and dtype of what your code returns, against the task",
-                           self._hints[0])
+                                  "and dtype of what your code returns, against the task. If "
+                                  "they are what the task asks for, this is the check's "
+                                  f"fault, not yours: {report}")
 
     def next_hint(self) -> str:
         """The next hint's text (they get more specific); the last one repeats."""
@@ -241,6 +256,18 @@ class Task:
         (labs/solutions.json, written from exercises/solutions/ by `workshop labs`), so it
         works from any install."""
         print(solution_code(self.lab, self.number))
+
+
+def _instead(changed: list[str]) -> str:
+    """What to do instead, for each kind of change KernelState.restore names."""
+    advice = []
+    if any(" set to " in c for c in changed):
+        advice.append("set a JAX flag inside a `with` block instead")
+    if any("listeners" in c for c in changed):
+        advice.append("unregister each listener you register, in a `finally:` block")
+    if any("mesh" in c for c in changed):
+        advice.append("use jax.set_mesh as a `with` block")
+    return "; ".join(advice)
 
 
 _LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
@@ -303,9 +330,23 @@ def raised_in_attendee_code(e: BaseException) -> bool:
     return cause is not None and cause is not e and raised_in_attendee_code(cause)
 
 
-def first_line(e: BaseException) -> str:
-    """The first line of what `e` says (200 characters at most), for a verdict."""
-    return (str(e).strip().split("\n") or [""])[0][:200]
+def _the_checks_own(e: BaseException) -> bool:
+    """Whether `e` is a mistake in the check itself: a name, an import or an assertion of the
+    kit's that failed in the kit's own code (where it was raised), whatever the answer was."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    return (isinstance(e, (NameError, ImportError, AssertionError, SyntaxError))
+            and tb is not None
+            and os.path.realpath(tb.tb_frame.f_code.co_filename).startswith(here))
+
+
+def first_line(e: BaseException, most: int = 300) -> str:
+    """The first line of what `e` says (`most` characters, with … where it is cut), for a
+    verdict."""
+    line = (str(e).strip().split("\n") or [""])[0]
+    return line if len(line) <= most else line[:most - 1].rstrip() + "…"
 
 
 def fits(fn, call: str, *args) -> None:

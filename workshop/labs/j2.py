@@ -86,9 +86,10 @@ def reference(w, b, batches, base_lr, dtype=np.float64):
     return w, b, losses
 
 
-def _left_for_everyone(what: str, state: KernelState) -> None:
+def _left_for_everyone(what: str, state: KernelState, hint: int) -> None:
     """Wrong if the attendee's code left the kernel changed since `state` (JAX's config,
-    jax.monitoring's listeners, a global mesh); put back first, either way."""
+    jax.monitoring's listeners, a global mesh); put back first, either way. hint: the task's
+    hint about cleaning up, if it has one."""
     changed = state.restore()
     if changed:
         advice = []
@@ -102,7 +103,7 @@ def _left_for_everyone(what: str, state: KernelState) -> None:
         advice = "; ".join(advice)
         raise Wrong(f"{what} left {'; '.join(changed)} for everyone in this kernel (this "
                     f"check put it back): every later cell would run with it. "
-                    f"{advice[:1].upper()}{advice[1:]}")
+                    f"{advice[:1].upper()}{advice[1:]}", hint)
 
 
 # ----------------------------------------------------------------- task 1: a compile counter
@@ -165,17 +166,17 @@ def _check_counting(count_compiles) -> str:
         if _someone_elses not in monitoring._event_duration_secs_listeners:
             raise Wrong(f"after counting {what}, a listener your count_compiles did not "
                         "register is gone (clear_event_listeners removes everyone's): "
-                        "unregister only your own")
+                        "unregister only your own", 2)
         if _listeners() != before:
             raise Wrong(f"after counting {what}, your listener is still registered: every "
-                        "later compile in this kernel would call it. Unregister it")
-        _left_for_everyone(f"after counting {what}, your count_compiles", state)
+                        "later compile in this kernel would call it. Unregister it", 2)
+        _left_for_everyone(f"after counting {what}, your count_compiles", state, 2)
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             raise Wrong(f"count_compiles should return an int, it returned {type(got).__name__}")
         if got != want and counted and got == counted + want:
             raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}: "
                         f"these {want} plus the {counted} counted on the calls before. Count "
-                        "in a list that is new on every call")
+                        "in a list that is new on every call", 2)
         if got != want:
             raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}")
         counted += got
@@ -192,7 +193,7 @@ def _check_counting(count_compiles) -> str:
         raise Wrong("for a count_compiles called inside the fn of another, XLA compiled 1 "
                     f"time in the inner call and 2 in the outer, but your counts say "
                     f"{inner[0] if inner else None} and {got}: does each call count in a "
-                    "list of its own, kept apart from the other's?")
+                    "list of its own, kept apart from the other's?", 2)
 
     def fails():
         jax.jit(lambda v: v - next(_fresh))(np.ones(2, np.float32))
@@ -202,10 +203,10 @@ def _check_counting(count_compiles) -> str:
     except _Boom:
         pass
     else:
-        raise Wrong("when fn() raises, count_compiles should let the error through")
+        raise Wrong("when fn() raises, count_compiles should let the error through", 2)
     if _listeners() != before:
         raise Wrong("when fn() raises, your listener stays registered: unregister it in a "
-                    "`finally:` block")
+                    "`finally:` block", 2)
     return "it counts XLA compilations, and only those, call by call, and cleans up"
 
 
@@ -351,7 +352,7 @@ def _run_counted(train, w0, b0, batches, base_lr):
         except BaseException:
             state.restore()        # (the counter's own listener too): the error is told
             raise
-        _left_for_everyone("your train_fixed", state)
+        _left_for_everyone("your train_fixed", state, 0)
     return out, c, ran
 
 

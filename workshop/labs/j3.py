@@ -105,19 +105,19 @@ def _check_lse_rule(fn, x) -> None:
     if "custom_vjp_call" not in prims and "custom_jvp_call" in prims:
         raise Wrong("the staged program has a custom_jvp_call: a forward-mode rule "
                     "(jax.custom_jvp). The task asks for a backward rule, a jax.custom_vjp "
-                    "with fwd and bwd")
+                    "with fwd and bwd", 2)
     if "custom_vjp_call" not in prims:
         raise Wrong("the values are right, but the staged program has no custom_vjp_call: "
-                    "this is plain autodiff, not your rule")
+                    "this is plain autodiff, not your rule", 2)
     _bwd_gives_a_tuple(fn, x, "logsumexp")
     if not _is_own_custom_vjp(fn, x):
         raise Wrong("the staged program has a custom_vjp_call, but other work around it "
                     "is differentiated by plain autodiff: make logsumexp itself the "
-                    "@jax.custom_vjp, with the whole computation in its fwd and bwd")
+                    "@jax.custom_vjp, with the whole computation in its fwd and bwd", 2)
     if _autodiff_traces(fn, x) > _autodiff_traces(_lse_own, x):
         raise Wrong("your rule runs JAX's autodiff inside it (a jax.grad or jax.vjp in fwd or "
                     "bwd): grad would differentiate for you. Write the derivative from the "
-                    "math: it is a vector you know")
+                    "math: it is a vector you know", 1)
 
 
 def _check_lse_gradient(f, grad, x) -> None:
@@ -125,22 +125,22 @@ def _check_lse_gradient(f, grad, x) -> None:
     want = _softmax_ref(x)           # the exact gradient: softmax, NumPy float64
     g = as_array(grad(x), "the gradient")
     if g.shape != want.shape:
-        raise Wrong(f"the gradient has shape {g.shape}, not {want.shape}: one entry per input")
+        raise Wrong(f"the gradient has shape {g.shape}, not {want.shape}: one entry per input", 2)
     if not close(g, want, tol=1e-4):
         raise Wrong(f"the gradient on 6 normal draws disagrees with softmax(x), the exact "
-                    f"gradient (largest difference {np.abs(g - want).max():.3g})")
+                    f"gradient (largest difference {np.abs(g - want).max():.3g})", 1)
     eps = 1e-2
     steps = eps * jnp.eye(x.shape[0], dtype=x.dtype)
     fd = np.asarray((jax.vmap(f)(x + steps) - jax.vmap(f)(x - steps)) / (2 * eps))
     if not close(g, fd, tol=5e-3):
         raise Wrong("the gradient disagrees with central finite differences of your own "
-                    f"function (largest difference {np.abs(g - fd).max():.3g})")
+                    f"function (largest difference {np.abs(g - fd).max():.3g})", 1)
     ct = 2.5
     _, vjp = jax.vjp(f, x)
     (gx,) = vjp(jnp.float32(ct))
     if not close(gx, ct * want, tol=1e-4):
         raise Wrong("with an incoming cotangent of 2.5 the result is not 2.5 × the gradient: "
-                    "does the backward rule use its cotangent argument?")
+                    "does the backward rule use its cotangent argument?", 3)
 
 
 def _check_lse_gradient_elsewhere(fn, grad) -> None:
@@ -149,10 +149,10 @@ def _check_lse_gradient_elsewhere(fn, grad) -> None:
         g = np.asarray(grad(jnp.asarray(case)))
         if not np.all(np.isfinite(g)) or not close(g, _softmax_ref(case), tol=1e-4):
             raise Wrong(f"{name} the gradient is {_fmt(g)}: "
-                        "the backward rule is not stable yet")
+                        "the backward rule is not stable yet", 3)
     gb = jax.jit(jax.vmap(jax.grad(fn)))(jnp.asarray(_LSE_BATCH))
     if not close(gb, _softmax_ref(_LSE_BATCH), tol=1e-4):
-        raise Wrong("under jit(vmap(grad(...))) over a batch of rows the gradients are wrong")
+        raise Wrong("under jit(vmap(grad(...))) over a batch of rows the gradients are wrong", 2)
 
 
 def _check_lse(fn) -> str:
@@ -196,18 +196,18 @@ def _check_clip(fn) -> str:
     y = as_array(fn(x), "clip_gradient(x)")
     if not close(y, x):
         raise Wrong(f"the forward pass should leave x alone: on {_fmt(_CLIP_X)} it gives "
-                    f"{_fmt(y, 3)}")
+                    f"{_fmt(y, 3)}", 1)
     if "custom_vjp_call" not in _prims(fn, x):
-        raise Wrong("the staged program has no custom_vjp_call: autodiff will use its own rule")
+        raise Wrong("the staged program has no custom_vjp_call: autodiff will use its own rule", 1)
     _bwd_gives_a_tuple(fn, x, "clip_gradient")
     g = as_array(jax.jit(jax.grad(lambda x: jnp.sum(w * fn(x))))(x), "the gradient")
     want = np.clip(_CLIP_W, -1.0, 1.0)
     if close(g, _CLIP_W):
         raise Wrong("the cotangents pass through unclipped: the gradient equals plain "
-                    "autodiff's")
+                    "autodiff's", 2)
     if not close(g, want):
         raise Wrong(f"with incoming cotangents {_fmt(_CLIP_W)} the gradient is "
-                    f"{_fmt(g, 3)}: clip the cotangent, elementwise, to [-1, 1]")
+                    f"{_fmt(g, 3)}: clip the cotangent, elementwise, to [-1, 1]", 2)
     _, vjp = jax.vjp(jax.jit(fn), x)
     (gi,) = vjp(jnp.asarray(_CLIP_ODD))
     gi, want_odd = np.asarray(gi, np.float32), np.clip(_CLIP_ODD, -1.0, 1.0)
@@ -215,24 +215,24 @@ def _check_clip(fn) -> str:
     inf = np.isinf(_CLIP_ODD)
     if not np.array_equal(gi[inf], want_odd[inf]):
         raise Wrong(f"{told}: an infinite cotangent is beyond 1 too, and clipped it is ±1, "
-                    "a finite number")
+                    "a finite number", 2)
     if not np.isnan(gi[np.isnan(_CLIP_ODD)]).all():
         raise Wrong(f"{told}: a NaN cotangent came back as a number. np.clip leaves a NaN a "
                     "NaN, and so should the rule: a NaN turned into a number hides a bug "
-                    "upstream")
+                    "upstream", 2)
     if not close(gi[np.isfinite(_CLIP_ODD)], want_odd[np.isfinite(_CLIP_ODD)]):
-        raise Wrong(f"{told}: clip the cotangent, elementwise, to [-1, 1]")
+        raise Wrong(f"{told}: clip the cotangent, elementwise, to [-1, 1]", 2)
     xb = jnp.asarray(_CLIP_X, jnp.bfloat16)
     _, vjp = jax.vjp(jax.jit(fn), xb)
     (gb,) = vjp(jnp.asarray(_CLIP_W, jnp.bfloat16))
     if gb.dtype != jnp.bfloat16:
         raise Wrong(f"for a bfloat16 x with bfloat16 cotangents the gradient comes back as "
                     f"{gb.dtype}: a gradient has the dtype of its input, so keep g's "
-                    "dtype")
+                    "dtype", 2)
     gv = jax.vmap(jax.grad(lambda x, w: jnp.sum(w * fn(x))))(
         jnp.stack([x, -x]), jnp.stack([w, 2 * w]))
     if not close(gv, np.stack([want, np.clip(2 * _CLIP_W, -1, 1)])):
-        raise Wrong("under vmap the clipped gradients are wrong")
+        raise Wrong("under vmap the clipped gradients are wrong", 2)
     return ("identity forward, cotangent clipped to [-1, 1] backward (infinite ones to ±1, "
             "NaN kept, the dtype kept), under jit and vmap too")
 
@@ -308,10 +308,10 @@ def _check_variants(variants) -> str:
     jaxprs = {k: jax.make_jaxpr(variants[k])(params, x) for k in _KINDS}
     remats = {k: _remats(j) for k, j in jaxprs.items()}
     if remats["none"]:
-        raise Wrong("'none' already contains a checkpoint (remat2 equation)")
+        raise Wrong("'none' already contains a checkpoint (remat2 equation)", 1)
     for k in ("checkpoint", "policy"):
         if not remats[k]:
-            raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?")
+            raise Wrong(f"{k!r} has no remat2 equation in its jaxpr: where is jax.checkpoint?", 1)
     # what each variant's backward pass keeps with its policies removed
     plain = {k: _plain_residuals(jaxprs[k], params, x) for k in ("checkpoint", "policy")}
     _checkpoint_has_no_policy(variants["checkpoint"], remats["checkpoint"],
@@ -321,14 +321,14 @@ def _check_variants(variants) -> str:
         if any(_wraps_a_loop(e) for e in remats[k]):
             raise Wrong(f"{k!r}: the checkpoint wraps the whole loop, not each block: put "
                         "jax.checkpoint on the scan body (around the whole loss it keeps "
-                        "everything the loop needs, as if there were no checkpoint)")
+                        "everything the loop needs, as if there were no checkpoint)", 1)
     kept = _residuals(variants["policy"], params, x)
     _policy_changes_something(kept, plain["policy"], remats["policy"])
     for k in ("checkpoint", "policy"):
         out, total = _count_dots(jaxprs[k])
         if out:
             raise Wrong(f"{k!r}: {out} of the {total} matrix products run outside any "
-                        "checkpoint: checkpoint each whole block, the scan body")
+                        "checkpoint: checkpoint each whole block, the scan body", 1)
     mem = _same_loss_and_gradient(variants, params, x)
     mb = ", ".join(f"{k} {_mib(mem[k])}" for k in _KINDS)
     _memory_in_order(mem, mb)
@@ -353,23 +353,23 @@ def _checkpoint_has_no_policy(loss, remats, plain, params, x) -> None:
         if kept != plain:     # nothing_saveable is no policy under a name
             raise Wrong("'checkpoint' should save nothing but its inputs: no policy (with "
                         f"its policy it keeps {len(kept)} arrays, {_mib(_nbytes(kept))}, "
-                        f"without it {len(plain)}, {_mib(_nbytes(plain))})")
+                        f"without it {len(plain)}, {_mib(_nbytes(plain))})", 2)
 
 
 def _a_policy_of_jax_on_each(remats) -> None:
     """Wrong unless every checkpoint of 'policy' has a policy, one of jax's own."""
     without = [e for e in remats if e.params["policy"] is None]
     if len(without) == len(remats):
-        raise Wrong("'policy' has a checkpoint but no policy")
+        raise Wrong("'policy' has a checkpoint but no policy", 2)
     if without:
         raise Wrong(f"'policy': {len(without)} of its {len(remats)} checkpoints "
-                    "have no policy: put the policy on every block's checkpoint")
+                    "have no policy: put the policy on every block's checkpoint", 2)
     for e in remats:
         policy = e.params["policy"]
         if not getattr(getattr(policy, "func", policy), "__module__", "").startswith("jax."):
             raise Wrong(f"'policy': its policy, {getattr(policy, '__name__', policy)!r}, is a "
                         "function of your own: the task asks for one from "
-                        "jax.checkpoint_policies")
+                        "jax.checkpoint_policies", 2)
 
 
 def _policy_changes_something(kept, plain, remats) -> None:
@@ -383,7 +383,7 @@ def _policy_changes_something(kept, plain, remats) -> None:
         raise Wrong("'policy': with its policy or without one (nothing_saveable), the "
                     f"backward pass keeps the same arrays ({len(kept)}, "
                     f"{_mib(_nbytes(kept))}): the policy changes nothing and plans the same "
-                    f"bytes as nothing_saveable.{why}")
+                    f"bytes as nothing_saveable.{why}", 2)
 
 
 def _same_loss_and_gradient(variants, params, x) -> dict:
@@ -406,13 +406,13 @@ def _memory_in_order(mem: dict, mb: str) -> None:
     """Wrong unless temp memory goes none > policy > checkpoint."""
     if not mem["checkpoint"] < mem["none"]:
         raise Wrong(f"temp memory of the gradient: {mb}. 'checkpoint' saves nothing: does "
-                    "it wrap each block, inside the scan?")
+                    "it wrap each block, inside the scan?", 1)
     if not mem["policy"] < mem["none"]:
         raise Wrong(f"temp memory: {mb}. Your policy saves as much as no checkpoint: pick "
-                    "one that keeps less")
+                    "one that keeps less", 2)
     if not mem["checkpoint"] < mem["policy"]:
         raise Wrong(f"temp memory: {mb}. Your policy keeps no more than plain checkpoint: "
-                    "pick one that keeps some residuals")
+                    "pick one that keeps some residuals", 2)
 
 
 q3 = Task(LAB, 3, "Three ways to remat a deep stack", _check_variants, [
@@ -449,7 +449,7 @@ def _triple(out, name):
     t, f, s = out
     number = (int, float, np.integer, np.floating)
     if isinstance(t, (float, np.floating)) and isinstance(s, (int, np.integer)):
-        raise Wrong("the triple is (temp_bytes, flops, seconds), in that order")
+        raise Wrong("the triple is (temp_bytes, flops, seconds), in that order", 2)
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
         raise Wrong(f"temp_bytes should be a whole number of bytes, not {type(t).__name__}")
     if isinstance(f, bool) or not isinstance(f, number) or not np.isfinite(f) or f < 0:
@@ -487,8 +487,8 @@ def _check_measure(measure) -> str:
             both = _compiled(jax.value_and_grad(loss), params, x)  # value and gradient: the
             if temp != _temp(both) or not _same(flops, _flops(both)):  # same work, accepted
                 if temp != _temp(exe):
-                    raise Wrong(_explain_temp(name, temp, loss, params, x, exe))
-                raise Wrong(_explain_flops(name, flops, loss, params, x, exe))
+                    raise Wrong(_explain_temp(name, temp, loss, params, x, exe), 2)
+                raise Wrong(_explain_flops(name, flops, loss, params, x, exe), 2)
         got[name], timed[name] = (temp, flops, secs), (loss, params, x, exe)
         ref[name] = _time(exe, params, x)     # right after theirs: the same machine load
         if i == len(_WAITS_MS):      # the seconds so far, before the last compile

@@ -60,6 +60,14 @@ def _bwd_gives_a_tuple(fn, x, what: str) -> None:
     traceback): say what it returned, in the attendee's terms."""
     try:
         jax.make_jaxpr(jax.grad(lambda x: jnp.sum(fn(x))))(x)
+    except ValueError as e:   # one entry per input, but not of the input's type
+        found = re.search(r"Custom VJP bwd rule .* produced an output of type (\S+) "
+                          r"corresponding to an input of type ([^\s,]+)", str(e))
+        if not found:
+            raise
+        raise Wrong(f"your bwd returns a {found.group(1)} cotangent for x, a "
+                    f"{found.group(2)}: JAX refuses it. The cotangent of an input has the "
+                    "input's shape and dtype", 2) from None
     except TypeError as e:
         if "Custom VJP bwd rule must produce" not in str(e):
             raise
@@ -67,7 +75,7 @@ def _bwd_gives_a_tuple(fn, x, what: str) -> None:
         got = found.group(1) if found else "something else"
         got = "a bare array" if got == "PyTreeDef(*)" else f"the structure {got}"
         raise Wrong(f"your bwd returns {got}, not a tuple with one entry per input of "
-                    f"{what} (it has one, x): JAX refuses it") from None
+                    f"{what} (it has one, x): JAX refuses it", 2) from None
 
 
 # ----------------------------------------------------------------- compiled, XLA's figures

@@ -74,10 +74,10 @@ def _check_times(secs: dict, ref: dict, again: bool = False) -> None:
         lo, hi = min(m for m, _ in ref.values()), max(m for m, _ in ref.values())
         raise Wrong(f"measure returned the same {secs[names[0]]!r} seconds for {len(names)} "
                     f"programs whose calls take from {lo * 1e3:.1f} to {hi * 1e3:.1f} ms here: "
-                    "time real calls of each one")
+                    "time real calls of each one", 2)
     if all(100 < secs[k] / ref[k][0] < 10_000 for k in names):
         raise Wrong("your times are about 1000× the check's own timing of the same "
-                    "executables: milliseconds? Return seconds")
+                    "executables: milliseconds? Return seconds", 2)
     for wrong in (_no_call, _before_its_wait, _too_fast, _too_slow):   # each for every call
         for k in names:
             said = wrong(k, secs[k], ref[k])
@@ -137,4 +137,4 @@ def _follows_the_work(secs: dict, ref: dict, again: bool = False) -> None:
             raise Slower(f"your seconds do not follow the work: {long} takes {want:.0f}× as "
                         f"long as {short} here (the check's own timing of both), your "
                         f"measure says {have:.1f}×: return what the wall clock measured for "
-                        "real calls, not a number or an estimate")
+                        "real calls, not a number or an estimate", 2)
