@@ -213,7 +213,14 @@ RELATIVE = re.compile(
     r"(?:on|ago|back|later|earlier|before|after|ahead)"
     r"|slides?\s+(?:on|ago|back|later|earlier|before|after|ahead)\b"
     r"|(?:the\s+)?(?:slide|section)\s+(?:above|below|before|after)\b)", re.I)
-NAMED = re.compile(r"\b(slide|section)s?\s+“([^”]+)”")
+NAMED = re.compile(r"\b(slide|section)s?\s+“([^”]+)”", re.I)
+NAMED_LIST = re.compile(r"\b(slide|section)s?\s+((?:“[^”]+”(?:,\s*|\s+and\s+)?)+)", re.I)
+
+
+def named(text: str) -> list[tuple[str, str]]:
+    """(kind, title) for each title a note names: slide “A”, slides “A…” and “B”."""
+    return [(m.group(1).lower(), t) for m in NAMED_LIST.finditer(text)
+            for t in re.findall(r"“([^”]+)”", m.group(2))]
 
 
 def titles(nb, stop: int | None = None) -> tuple[set[str], set[str]]:
@@ -236,8 +243,11 @@ def reference_problems(nb, decks: int, known_labs: set[str]) -> list[str]:
         where = f"cell {i} (“{nbs.title_at(nb, i)}”)"
         for m in RELATIVE.finditer(c.source):
             out.append(f"{where}: “{m.group(0)}”: name the slide (slide “Title”), not where it is")
-        for kind, said in NAMED.findall(c.source):
-            k, said = 0 if kind == "slide" else 1, " ".join(said.split())   # (notes wrap)
+        for kind, said in named(c.source):
+            k = 0 if kind == "slide" else 1
+            if "\n" in said:    # the composed talk's flagger reads a title on one line
+                out.append(f"{where}: {kind} “{said}”: keep a title on one line")
+            said = " ".join(said.split())
             if not any(names(t, said) for t in every[k]):
                 out.append(f"{where}: {kind} “{said}” is not a {kind} of this deck")
             elif i < stop and nbs.slide_type(c) == "notes" and \
@@ -269,6 +279,9 @@ def test_a_stale_reference_fails():
     assert any("is not a" in p for p in reference_problems(nb, len(DECKS), set(labs())))
     note.source += "\n\nThe listener, two slides on, counts them."
     assert any("two slides on" in p for p in reference_problems(nb, len(DECKS), set(labs())))
+    note.source += " Slides “What runs on every call” and “Gone” show it,\nslide “A\nsplit title”."
+    got = reference_problems(nb, len(DECKS), set(labs()))
+    assert any("slide “Gone”" in p for p in got) and any("one line" in p for p in got)
     note.source += " Lab J9 and deck 09 say so."
     got = reference_problems(nb, len(DECKS), set(labs()))
     assert any("lab J9" in p for p in got) and any("deck 9" in p for p in got)
