@@ -8,6 +8,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from test_labs import LABS, RIGHT_ANSWERS, WRONG_ANSWERS
 
@@ -103,3 +104,45 @@ def test_l5_a_pair_registered_again_in_a_rerun_cell_is_the_pair_checked():
     exec(cell.format(a="tu.GetAttrKey('a')", b="tu.GetAttrKey('b')"), ns)
     v = l5.q1.check(ns["Pair"])
     assert v.ok, v
+
+
+# Settings an attendee turns on while debugging, each as (turn on, turn off): with one on, a
+# right answer passes (the check's own computations run with the default put back), and
+# where the setting made the check fail, the verdict names it in one line
+SETTINGS = {
+    "jax_disable_jit": (lambda: jax.config.update("jax_disable_jit", True),
+                        lambda: jax.config.update("jax_disable_jit", False)),
+    "jax_debug_nans": (lambda: jax.config.update("jax_debug_nans", True),
+                       lambda: jax.config.update("jax_debug_nans", False)),
+    "jax_numpy_rank_promotion": (
+        lambda: jax.config.update("jax_numpy_rank_promotion", "raise"),
+        lambda: jax.config.update("jax_numpy_rank_promotion", "allow")),
+    "np.seterr": (lambda: SETTINGS["np.seterr"][2].append(np.seterr(all="raise")),
+                  lambda: np.seterr(**SETTINGS["np.seterr"][2].pop()), []),
+}
+# the audit's cases (quick); every task's first right answer under every setting is robust
+AUDITED = [("np.seterr", "J3", "q1"), ("jax_numpy_rank_promotion", "J3", "q1"),
+           ("jax_debug_nans", "J3", "q2"), ("jax_disable_jit", "L5", "q2"),
+           ("jax_numpy_rank_promotion", "J4", "q3")]
+EVERY = [pytest.param(s, lab, q, marks=pytest.mark.robust) for s in SETTINGS
+         for lab, q in dict.fromkeys((lab, q) for lab, q, _ in RIGHT_ANSWERS)
+         if (s, lab, q) not in AUDITED]
+
+
+@pytest.mark.parametrize("setting,lab,q", AUDITED + EVERY)
+def test_a_right_answer_passes_with_a_debugging_setting_on(setting, lab, q):
+    on, off = SETTINGS[setting][:2]
+    task = getattr(LABS[lab][0], q)
+    on()
+    try:
+        v = task.check(_first(RIGHT_ANSWERS, lab, q)[0])
+        still = {"jax_disable_jit": jax.config.jax_disable_jit,
+                 "jax_debug_nans": jax.config.jax_debug_nans,
+                 "jax_numpy_rank_promotion": jax.config.jax_numpy_rank_promotion == "raise",
+                 "np.seterr": np.geterr()["divide"] == "raise"}[setting]
+    finally:
+        off()
+    assert v.ok, v
+    assert still, "the attendee's setting is theirs again after the check"
+    notes = [line for line in v.message.splitlines() if "put back to the default" in line]
+    assert len(notes) <= 1 and all(setting.split("(")[0] in n for n in notes), v

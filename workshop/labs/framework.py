@@ -195,20 +195,32 @@ class Task:
         afterwards, and the verdict says so in one line: a later task's check, or the
         attendee's next cell, starts from the kernel as it was. The answer runs `guarded`:
         under a time limit, unable to end the kernel, in a scratch working folder."""
-        before = KernelState()
-        try:
-            with guarded(config.CHECK_TIME_LIMIT):   # as it is now (a test sets it)
-                verdict = self._verdict(*answers)
-        except _Stopped as stop:        # (no hint of the task is about these)
-            verdict = Verdict(False, str(stop))
-        except SystemExit as e:
-            verdict = Verdict(False, f"your code called sys.exit({e.code!r}), which stops "
-                                     "whatever runs it: the check could not finish")
+        before, debugging = KernelState(), _debugging()   # (the attendee's, not the answer's)
+        verdict = self._guarded_verdict(*answers)
+        if not verdict.ok and debugging:
+            # a setting turned on while debugging may fail the check's own computations, or
+            # the answer's: judged again with JAX's and NumPy's defaults, and the setting named
+            with _defaults(debugging):
+                clean = self._guarded_verdict(*answers)
+            clean.message += (f"\n  (Checked with {' and '.join(debugging)} put back to the "
+                              "default: with your setting the check said: "
+                              f"{verdict.message.splitlines()[0]})")
+            verdict = clean
         changed = before.restore()
         if changed:
             verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "
                                 f"put it back ({_instead(changed)}).")
         return verdict
+
+    def _guarded_verdict(self, *answers) -> Verdict:
+        try:
+            with guarded(config.CHECK_TIME_LIMIT):   # as it is now (a test sets it)
+                return self._verdict(*answers)
+        except _Stopped as stop:        # (no hint of the task is about these)
+            return Verdict(False, str(stop))
+        except SystemExit as e:
+            return Verdict(False, f"your code called sys.exit({e.code!r}), which stops "
+                                  "whatever runs it: the check could not finish")
 
     def _hint(self, number: int) -> str:
         """The task's hint `number` (from 1), or none (0)."""
@@ -256,6 +268,43 @@ class Task:
         (labs/solutions.json, written from exercises/solutions/ by `workshop labs`), so it
         works from any install."""
         print(solution_code(self.lab, self.number))
+
+
+# settings an attendee turns on while debugging, with JAX's defaults
+_DEBUG_FLAGS = {"jax_disable_jit": False, "jax_debug_nans": False, "jax_debug_infs": False,
+                "jax_numpy_rank_promotion": "allow"}
+
+
+def _debugging() -> dict:
+    """The debugging settings on in the kernel now, by name (NumPy's errstate as
+    np.seterr(...)), each with its value."""
+    import jax
+    import numpy as np
+    on = {k: jax.config.values.get(k, v) for k, v in _DEBUG_FLAGS.items()}
+    on = {k: v for k, v in on.items() if v != _DEBUG_FLAGS[k]}
+    raises = sorted(k for k, v in np.geterr().items() if v == "raise")
+    if raises:
+        on[f"np.seterr({', '.join(f'{k}={chr(34)}raise{chr(34)}' for k in raises)})"] = None
+    return on
+
+
+@contextlib.contextmanager
+def _defaults(debugging: dict):
+    """The settings in `debugging` put back to their defaults for the block, then as they
+    were."""
+    import jax
+    import numpy as np
+    try:
+        with np.errstate(**{k: "warn" if k != "under" else "ignore"
+                            for k, v in np.geterr().items() if v == "raise"}):
+            for k in debugging:
+                if k in _DEBUG_FLAGS:
+                    jax.config.update(k, _DEBUG_FLAGS[k])
+            yield
+    finally:
+        for k, v in debugging.items():
+            if k in _DEBUG_FLAGS:
+                jax.config.update(k, v)
 
 
 def _instead(changed: list[str]) -> str:
