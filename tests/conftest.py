@@ -305,12 +305,17 @@ def chromium(playwright_session):
     b.close()
 
 
+# what the presenting fixture's server shows on every title slide (present's flags)
+BYLINE = {"presenter": "A. Presenter", "event": "The Test Event", "date": "1 January 2027"}
+
+
 @pytest.fixture(scope="module")
 def presenting(tmp_path_factory):
     """One `present 01` server for every test of a module (a server start is the slow part):
     deck 01 at the URL it printed, the others at the same server's RISE address for their path.
     The presenter's Jupyter config tries to turn the XSRF check and the output rate limit off
-    (present keeps them on)."""
+    (present keeps them on). The title slides show BYLINE (so every deck's test measures its
+    title slide with one)."""
     from workshop.tools.present.driver import start_present, stop_present
     from workshop.tools.present.server import free_port
     cfg = tmp_path_factory.mktemp("jupyter-config")
@@ -318,7 +323,8 @@ def presenting(tmp_path_factory):
         "disable_check_xsrf": True, "iopub_data_rate_limit": 1e12}}))
     port = free_port()
     started = time.time()
-    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)},
+                              args=tuple(a for k, v in BYLINE.items() for a in (f"--{k}", v)))
     state = {"proc": proc, "url": url, "port": port, "offsite": [], "started": started}
     yield state
     stop_present(proc)

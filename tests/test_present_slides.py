@@ -26,15 +26,22 @@ from workshop.tools.present import rehearse
 from workshop.tools.present.driver import (
     NEXT_JS,
     SHOTS,
+    STEP_JS,
     close_session,
+    counter,
     executed_copy,
+    go_step,
+    key_window,
+    keys_walk,
     look_at_every_slide,
     notes_of_slide,
     open_deck,
     port_open,
+    press,
     run_cell,
     run_slide_cells,
     slideshow,
+    steps,
     stop_present,
     talk_slides,
 )
@@ -100,7 +107,9 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     leaves = page.evaluate(
         "() => document.querySelectorAll('.reveal .slides section:not(.stack)').length")
     assert leaves == n_slides
-    assert page.inner_text(".reveal .slide-number").replace(" ", "") == f"1/{n_slides}"
+    # the counter counts the talk path (rise_talk.js): "1 / 25", not "1 / 27"
+    assert page.inner_text(".reveal .slide-number").replace(" ", "") == \
+        f"1/{len(talk_slides(nb))}"
     assert nb.metadata.workshop.title in page.inner_text("#rise-footer")
     assert MATHJAX in page.evaluate(DISABLED_JS), f"{deck.stem} opened with MathJax"
 
@@ -131,6 +140,9 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
 
     problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
+    # real keys, a few on every deck: a fragment, down a stack and on to the next section,
+    # each one step (test_the_keys_step_a_deck_one_step_at_a_time: one deck, every step)
+    keys_walk(page, nb, key_window(nb), 6, 4, f"{deck.stem}: keys")
     # (MathJax adds its stylesheet on its first typeset, math or none: it never ran here)
     assert page.evaluate(MATHJAX_RAN_JS) is False, f"{deck.stem}: MathJax ran"
     failed = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
@@ -362,6 +374,198 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
         assert page.evaluate("() => document.querySelectorAll('.reveal .slides "
                              "section:not(.stack)').length") == \
             sum(c.cell_type == "markdown" for c in nb.cells) == 495   # every slide is there
+
+
+DECK_01 = paths.DECKS / "01-run-it-first.ipynb"
+
+
+def _deck_01(chromium, presenting):
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(presenting["url"])
+    page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+    return page
+
+
+@pytest.mark.browser
+def test_the_keys_step_a_deck_one_step_at_a_time(chromium, presenting):
+    # In RISE ↓ and ↑ never moved and → ← jumped a whole section (deck 03: 3→6→12→19→28); the
+    # kit's tests clicked the on-screen arrows. Here Chromium gets real key presses through
+    # every step of deck 01 (its fragments, its sections' stacks), → ↓ Space PageDown in turn,
+    # in three focus states (nothing clicked; the notebook focused by a click in the slide's
+    # bottom band and Esc; a slide's text clicked), then ← ↑ PageUp back. After each, the
+    # slide, its fragments shown and the counter, which counts the talk path (rise_talk.js)
+    nb = nbs.read(DECK_01)
+    all_steps = steps(nb)
+    n, talk_n = all_steps[-1][0], len(talk_slides(nb))
+    assert talk_n < n and {"subslide"} <= {k for _, _, k in all_steps}
+    assert any(f for _, f, _ in all_steps), "deck 01 has fragments and stacks to step through"
+    page = _deck_01(chromium, presenting)
+    step = lambda: page.evaluate(STEP_JS)
+    try:
+        cells = page.evaluate("() => document.querySelectorAll('.jp-Cell').length")
+        third = len(all_steps) // 3
+        at = keys_walk(page, nb, 0, third, 0, "deck 01, nothing clicked")
+        page.mouse.click(640, 700)
+        page.keyboard.press("Escape")
+        at = keys_walk(page, nb, at, third, 0, "deck 01, the notebook focused")
+        page.click(".reveal section.present:not(.stack) .jp-MarkdownCell")
+        keys_walk(page, nb, at, len(all_steps) - 1 - at, 10, "deck 01, a slide's text clicked")
+        # Home and End (RISE's own worked only while the notebook had the focus)
+        press(page, "End", (n, 0), counter(n, n, talk_n), "End")
+        assert step()[3] == 1, "the bar is full in the appendix"
+        press(page, "Home", (1, 0), counter(1, n, talk_n), "Home")
+        # the bar fills over the talk path: full at its last slide, not half full
+        go_step(page, talk_n, 0)
+        assert step()[2:] == [f"{talk_n}/{talk_n}", 1]
+        go_step(page, 13, 0)
+        assert step()[3] == pytest.approx(12 / (talk_n - 1), abs=1e-4)
+        # a click in the bottom 12 px (reveal's bar) moves nothing (it went to slide 30 of 57)
+        for x in (100, 640, 1100):
+            page.mouse.click(x, 715)
+            page.wait_for_timeout(150)
+            assert step()[:2] == [13, 0], f"a click at ({x}, 715) moved the slides"
+        # B and . (a clicker's blank-screen button) black the screen and bring it back;
+        # nothing moves meanwhile, and B no longer inserts a cell into the deck
+        paused = "() => document.querySelector('.reveal').classList.contains('paused')"
+        for blank, back in (("b", "."), (".", "b")):
+            page.keyboard.press(blank)
+            page.wait_for_function(paused, timeout=5_000)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(300)
+            assert step()[:2] == [13, 0] and page.evaluate(paused)
+            page.keyboard.press(back)
+            page.wait_for_function(f"() => !({paused})()", timeout=5_000)
+        assert page.evaluate("() => document.querySelectorAll('.jp-Cell').length") == cells
+        after = next(st for i, st in enumerate(all_steps) if all_steps[i - 1][:2] == (13, 0))
+        press(page, "ArrowRight", after[:2], counter(after[0], n, talk_n),
+              "→ after the black screen")
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+def test_the_title_slide_shows_the_presenter_event_and_date(chromium, presenting):
+    # present --presenter/--event/--date (conftest's BYLINE): under the heading of every
+    # deck's title slide (no empty line without them: test_presenter_tools' rehearsal)
+    from conftest import BYLINE
+    page = _deck_01(chromium, presenting)
+    try:
+        page.wait_for_selector(".reveal .workshop-byline", timeout=10_000)
+        shown = page.evaluate("() => { const p = document.querySelector('.reveal "
+                              ".workshop-byline'); return [p.innerText, "
+                              "p.previousElementSibling.tagName, "
+                              "!!p.closest('section.present')]; }")
+        assert shown == [" · ".join(BYLINE.values()), "H1", True]
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+def test_a_restart_from_the_slideshow_reruns_the_setup_cell(chromium, presenting,
+                                                           executed_decks):
+    # There was no way to restart the kernel from the slideshow (Esc then 0 0 did nothing).
+    # Now 0 0 or the ↻ button asks JupyterLab's "Restart Kernel?": Cancel changes nothing;
+    # Restart restarts the kernel (a name defined before is gone), runs the setup cell again
+    # (a new process prints its banner) and comes back to the slide it was on
+    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
+        "slideshow": {"slide_type": "slide"}})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [slide("# Restart"), nbformat.v4.new_code_cell(
+        "import os; print('setup ran in process', os.getpid())", metadata={"tags": ["setup"]}),
+        slide("## Define"), nbformat.v4.new_code_cell("x = 42"),
+        slide("## Ask"), nbformat.v4.new_code_cell(
+            "print('x is', 'defined' if 'x' in globals() else 'gone')")]
+    banner = ("() => document.querySelector('.reveal .slides section:not(.stack) .jp-CodeCell "
+              ".jp-OutputArea').innerText.trim()")
+    ask = ("() => document.querySelector('.reveal section.present:not(.stack) .jp-CodeCell "
+           ".jp-OutputArea').innerText.trim()")
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "restart.ipynb") as page:
+        run_slide_cells(page, "restart: the title slide")
+        first = page.evaluate(banner)
+        assert first.startswith("setup ran in process"), first
+        press(page, "ArrowRight", (2, 0), None, "restart")
+        run_slide_cells(page, "restart: slide 2")
+        press(page, "ArrowRight", (3, 0), None, "restart")
+        run_slide_cells(page, "restart: slide 3")
+        assert page.evaluate(ask) == "x is defined"
+        page.click("#workshop-restart-b")                            # the button, then Cancel
+        page.click(".jp-Dialog .jp-mod-reject", timeout=10_000)
+        page.wait_for_selector(".jp-Dialog", state="detached", timeout=10_000)
+        run_slide_cells(page, "restart: slide 3 after Cancel")
+        assert page.evaluate(ask) == "x is defined"
+        assert page.evaluate(banner) == first
+        page.keyboard.press("0")                                      # 0 0, then Restart
+        page.keyboard.press("0")
+        dialog = page.wait_for_selector(".jp-Dialog", timeout=10_000)
+        assert "Restart Kernel?" in dialog.inner_text()
+        page.click(".jp-Dialog .jp-mod-accept")
+        page.wait_for_function(f"(b) => {{ const t = ({banner})(); return t !== b && "
+                               "t.startsWith('setup ran in process'); }", arg=first,
+                               timeout=60_000, polling=100)
+        page.wait_for_function(f"() => ({STEP_JS})()[0] === 3", timeout=15_000, polling=50)
+        run_slide_cells(page, "restart: slide 3 after the restart")
+        assert page.evaluate(ask) == "x is gone"
+
+
+@pytest.mark.browser
+def test_the_notes_window_says_what_to_cut_when_behind_and_what_to_add_when_ahead(
+        playwright_session, presenting):
+    # The notes window (T) reads its own timer against the page's plan: behind by more than
+    # the plan's threshold it offers the next cut point, ahead by more the appendix sections to
+    # bring in (rise_notes_window.js). A plan of the test's own takes the deck's place in the
+    # page (a 1 s threshold, 1 s slides but 1000 s for slide 2): on slide 1, seconds after T,
+    # the presenter is behind; on slide 3 far ahead; on slide 2 on time. Its keys step the
+    # slides (the notes window had them, and moved only its own previews)
+    nb = nbs.read(DECK_01)
+    plan = rehearse.page_plan(nb)
+    timing = [1] * len(plan["timing"])
+    timing[1] = 1000
+    cut = "at “Slide B”, skip to “Slide D” (saves 2 min)"
+    adds = ["bring in appendix “Y” (+8 min)", "bring in appendix “Z” (+3 min)"]
+    plan.update(timing=timing, total=sum(timing[:plan["talk"]]), threshold=1,
+                cut=[{"from": 0, "to": 3, "saves": 120, "text": cut}],
+                expand=[{"at": plan["talk"] + 1, "adds": 480, "text": adds[0]},
+                        {"at": plan["talk"] + 3, "adds": 180, "text": adds[1]}])
+
+    def with_this_plan(route):
+        got = route.fetch()
+        body, n = re.subn(r"var PLAN = .*;\n", lambda m: f"var PLAN = {json.dumps(plan)};\n",
+                          got.text(), count=1)
+        assert n == 1, "the page declares no PLAN"
+        route.fulfill(response=got, body=body)
+    # (a page that Playwright answered has no address: Chromium then refuses its connections
+    # to 127.0.0.1, the kernel's, unless told not to check)
+    b = playwright_session.chromium.launch(
+        executable_path=browser.find(), headless=True,
+        args=[*browser.ARGS, "--disable-features=LocalNetworkAccessChecks"])
+    try:
+        page = b.new_page(viewport={"width": 1280, "height": 720})
+        page.route("**/rise/decks/01-run-it-first.ipynb?*", with_this_plan)
+        page.goto(presenting["url"])
+        page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
+        page.mouse.click(640, 700)
+        page.keyboard.press("Escape")
+        with page.context.expect_page(timeout=15_000) as popup:
+            page.keyboard.press("t")
+        notes = popup.value
+        said = "() => { const b = document.getElementById('workshop-advice'); " \
+               "return b ? [b.className, b.innerText] : null; }"
+        notes.wait_for_function(f"() => ({said})() && ({said})()[0] === 'behind'",
+                                timeout=30_000, polling=100)
+        kind, text = notes.evaluate(said)
+        assert re.fullmatch(r"Behind the plan by 0:\d\d\. Cut: " + re.escape(cut), text), text
+        n, talk_n = len(plan["timing"]), plan["talk"]
+        press(page, "ArrowRight", (2, 0), counter(2, n, talk_n), "the notes window's →",
+              by=notes)
+        notes.wait_for_function(f"() => ({said})()[1] === ''", timeout=5_000, polling=100)
+        press(page, "PageDown", (3, 0), counter(3, n, talk_n), "the notes window's PageDown",
+              by=notes)
+        notes.wait_for_function(f"() => ({said})()[0] === 'ahead'", timeout=5_000, polling=100)
+        kind, text = notes.evaluate(said)
+        assert re.fullmatch(r"Ahead of the plan by 16:\d\d\. To add: " +
+                            re.escape("; ".join(adds)), text), text
+    finally:
+        b.close()
 
 
 # in the notes window: the upcoming preview's slide number and title (in the window's own

@@ -1,6 +1,8 @@
 """The presenter's tools: `present --rehearse`'s report after a scripted run through a few
-slides in a real headless Chromium, and the report's sums. (reveal.js's pacing in the notes
-window is proven with the notes window, in test_present_slides.py: every present server has it.)"""
+slides in a real headless Chromium, with a kernel restart from the slideshow, and the report's
+sums; the title slide's byline, from present's flags or presenting.toml. (reveal.js's pacing in
+the notes window is proven with the notes window, in test_present_slides.py: every present
+server has it.)"""
 from __future__ import annotations
 
 import json
@@ -22,7 +24,9 @@ NUMBER_IS = ("(n) => { const e = document.querySelector('.reveal .slide-number')
 
 @pytest.fixture(scope="module")
 def rehearsing():
-    p, url = start_present("01", free_port(), args=("--rehearse",), wait=180)
+    # (the byline blank whatever presenting.toml this checkout has: the title slide shows none)
+    p, url = start_present("01", free_port(), args=("--rehearse", "--presenter", "", "--event",
+                                                     "", "--date", ""), wait=180)
     seen, log = [], None
     for _ in range(3):   # the line after the URL names the rehearsal's report
         line = p.stdout.readline()
@@ -72,6 +76,21 @@ def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):
         while _events(log)[-1:] != [n] and time.monotonic() < end:
             time.sleep(0.2)
     assert _events(log)[before - 1:] == [1, 2, 3, 4]
+    # a kernel restart from the slideshow (0 0, then JupyterLab's Restart) goes into the log
+    # with its slide: the setup cell runs again on the title slide and the slideshow comes back
+    page.keyboard.press("0")
+    page.keyboard.press("0")
+    page.click(".jp-Dialog .jp-mod-accept", timeout=10_000)
+    end = time.monotonic() + 60
+    while not [e for e in rehearse.read_log(log) if e.get("event") == "restart"] and \
+            time.monotonic() < end:
+        time.sleep(0.2)
+    page.wait_for_function("() => /8 CPU devices/.test(document.querySelector('.reveal .slides "
+                           "section:not(.stack) .jp-CodeCell .jp-OutputArea').innerText)",
+                           timeout=90_000, polling=200)
+    page.wait_for_function(NUMBER_IS, arg=4, timeout=30_000, polling=100)
+    # no presenter, event or date given: the title slide shows no byline, not an empty line
+    assert page.evaluate("() => document.querySelectorAll('.workshop-byline').length") == 0
     page.close()
     p = rehearsing["proc"]
     assert stop_present(p) == 0
@@ -88,6 +107,8 @@ def test_a_scripted_rehearsal_writes_the_report(chromium, rehearsing):
         assert rows[n][2] != "not shown"
     assert rows[5][2] == "not shown"
     assert "## Slides that ran longest" in text and "## By section" in text
+    assert re.search(rf"^Kernel restarted from the slideshow 1 time: slide 4 "
+                     rf"“{re.escape(plan[3].title)}”, \d+\.\d min in\.$", text, re.M), text
     json.dumps(rows)
 
 
@@ -114,3 +135,62 @@ def test_the_report_sums_slides_into_sections_and_names_the_longest():
     # the shares of the slides add up to the talk path's estimate
     from workshop.tools import talk
     assert abs(sum(s.seconds for s in plan if not s.appendix) - talk.talk_minutes(nb) * 60) < 1
+
+
+def test_the_report_says_where_the_kernel_was_restarted():
+    # a restart is a line of the log like a slide's, with its slide: the report names it, and
+    # it is not a slide change (slide 2's time runs on through it)
+    nb = nbs.read(DECK)
+    plan = rehearse.plan(nb)
+    events = [{"t": 0, "slide": 1}, {"t": 30, "slide": 2},
+              {"t": 90, "slide": 2, "event": "restart"}, {"t": 150, "slide": 3}]
+    text = rehearse.report(nb, "decks/01", events, end=160)
+    assert f"Kernel restarted from the slideshow 1 time: slide 2 “{plan[1].title}”, 1.5 min in." \
+        in text
+    assert re.search(rf"^\| 2 \| {re.escape(plan[1].title)} \| [^|]+ \| [\d.]+ \| 2\.0 \|",
+                     text, re.M), text
+    assert "Kernel restarted" not in rehearse.report(nb, "decks/01", events[:2] + events[3:],
+                                                     end=160)
+
+
+@pytest.mark.parametrize("given, saved, shown", [
+    ({}, None, []),
+    ({}, 'presenter = "Ada"\nevent = "PyData"\ndate = "1 May"\n', ["Ada", "PyData", "1 May"]),
+    ({"event": "Other", "date": ""}, 'presenter = "Ada"\nevent = "PyData"\ndate = "1 May"\n',
+     ["Ada", "Other"]),
+    ({"presenter": "  Ada   L.  "}, 'date = ""\n', ["Ada L."]),
+], ids=["nothing", "the-file", "flags-over-the-file", "blank-and-spaces"])
+def test_the_byline_comes_from_the_flags_else_presenting_toml(tmp_path, given, saved, shown):
+    from workshop.tools.present.extension import byline_for
+    file = tmp_path / "presenting.toml"
+    if saved is not None:
+        file.write_text(saved, encoding="utf-8")
+    assert byline_for(given, file) == shown
+
+
+@pytest.mark.parametrize("given, saved, said", [
+    ({}, 'presenter = "Ada\n', "is not TOML"),
+    ({}, 'speaker = "Ada"\n', "unknown key 'speaker' (it may set presenter, event, date)"),
+    ({}, "date = 2026-06-12\n", "date: one line of text, not datetime.date(2026, 6, 12)"),
+    ({"event": "two\nlines"}, None, "--event: one line of text"),
+], ids=["not-toml", "unknown-key", "not-text", "two-lines"])
+def test_a_bad_byline_is_one_line_naming_it(tmp_path, given, saved, said):
+    from workshop.tools.errors import KitError
+    from workshop.tools.present.extension import byline_for
+    file = tmp_path / "presenting.toml"
+    if saved is not None:
+        file.write_text(saved, encoding="utf-8")
+    with pytest.raises(KitError) as e:
+        byline_for(given, file)
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_present_refuses_a_bad_byline_before_it_starts_anything():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
+                        "--presenter", "two\nlines"], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120)
+    assert p.returncode == 2, p
+    assert p.stderr.strip().splitlines() == [
+        "workshop present: --presenter: one line of text, not 'two\\nlines'"], p.stderr

@@ -50,7 +50,8 @@ def cmd_drift(args) -> int:
 def cmd_present(args) -> int:
     from .present import server as present
     return present.main(args.deck, port=args.port, open_browser=not args.no_browser,
-                        rehearse=args.rehearse)
+                        rehearse=args.rehearse, byline={"presenter": args.presenter,
+                                                        "event": args.event, "date": args.date})
 
 
 def cmd_hub(args) -> int:
@@ -133,6 +134,11 @@ def _present_commands(sub) -> None:
     pr.add_argument("--rehearse", action="store_true",
                     help="record when each slide is shown; on Ctrl-C write "
                          "build/rehearsal/DECK-TIME.md (planned against actual minutes)")
+    for key, example in (("presenter", "Ada Lovelace"), ("event", "PyData Berlin"),
+                         ("date", "12 June 2026")):
+        pr.add_argument(f"--{key}", metavar="TEXT",
+                        help=f'the title slide shows it under the heading (e.g. "{example}"; '
+                             f"default: presenting.toml's {key}, else nothing)")
     pr.set_defaults(fn=cmd_present)
 
 

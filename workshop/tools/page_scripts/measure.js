@@ -22,7 +22,7 @@
   if (sec.scrollHeight > sec.clientHeight + 2 && !['auto', 'scroll'].includes(cs.overflowY))
     out.push(`content ${sec.scrollHeight - sec.clientHeight}px below the edge and no scroll`);
   // a talk-path slide shows its point without the wheel (the appendix may scroll)
-  const num = parseInt(document.querySelector('.reveal .slide-number').innerText, 10);
+  const num = [...document.querySelectorAll('.reveal .slides section:not(.stack)')].indexOf(sec) + 1;
   if ((limits.talk || []).includes(num) && sec.scrollHeight > sec.clientHeight + 2)
     out.push(`a talk-path slide needs the wheel: ${sec.scrollHeight - sec.clientHeight}px below the edge`);
   if (sec.scrollWidth > sec.clientWidth + 2)

@@ -1,11 +1,14 @@
 // Put into jupyterlab-rise's page by present/extension.py (read its docstring): the notes
 // window shows each slide's rendered notes once, follows the slides, and paces the talk.
-// The three placeholders below (names in double underscores) are filled in per page.
+// PLAN and REHEARSE are the page's (extension.py's script() declares them around the page's
+// scripts); the notes rule (extension.RULE) is filled in below.
 /* workshop: the notes window shows each slide's rendered notes, once; pacing */
 (function () {
   var queued = false;
-  // PLAN: {total: s, timing: [s per slide], lines: [plan line per slide]} or null
-  var PLAN = __PLAN__, REHEARSE = __REHEARSE__, configured = false, lastSent = null;
+  // PLAN: {total: s, timing: [s per slide], lines: [plan line per slide], talk: the talk
+  // path's slides (the appendix's follow), cut, expand, threshold: rise_notes_window.js}, or
+  // null (a notebook that is not a deck); REHEARSE: present --rehearse
+  var configured = false, lastSent = null;
   var receiver = /receiver/i.test(window.location.search);
   function leaves() {
     return Array.prototype.slice.call(
@@ -121,22 +124,32 @@
     settle.forEach(clearTimeout);
     settle = [setTimeout(relayout, 100), setTimeout(relayout, 500)];
   });
-  // present --rehearse: each slide change goes to the server, which keeps the time
-  function sent() {
-    if (!REHEARSE || receiver) return;
-    var i = leaves().indexOf(
-      document.querySelector('.reveal .slides section.present:not(.stack)'));
-    if (i < 0 || i === lastSent) return;
-    lastSent = i;
+  // present --rehearse: each slide change goes to the server, which keeps the time, and so
+  // does a kernel restart from the slideshow (page_scripts/rise_plugin.js)
+  function present() {
+    return leaves().indexOf(document.querySelector('.reveal .slides section.present:not(.stack)'));
+  }
+  function post(body) {
     var cfg = {};
     try { cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent); }
     catch (x) {}
+    body.path = cfg.notebookPath || '';
     fetch((cfg.baseUrl || '/') + 'workshop/rehearsal', {method: 'POST',
       headers: {'Content-Type': 'application/json',
                 'Authorization': 'token ' + (cfg.token || '')},
-      body: JSON.stringify({path: cfg.notebookPath || '', slide: i + 1})});
+      body: JSON.stringify(body)});
+  }
+  function sent() {
+    if (!REHEARSE || receiver) return;
+    var i = present();
+    if (i < 0 || i === lastSent) return;
+    lastSent = i;
+    post({slide: i + 1});
   }
   if (REHEARSE && !receiver) {
+    document.addEventListener('workshop-restarted', function () {
+      post({slide: present() + 1, event: 'restart'});
+    });
     document.addEventListener('slidechanged', function () { setTimeout(sent, 0); });
     var first = setInterval(function () {   // the first slide: when Reveal has shown it
       if (document.querySelector('.reveal .slides section.present:not(.stack)')) {

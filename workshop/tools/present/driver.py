@@ -45,9 +45,9 @@ LIMITS = {"code": 20, "text": 24}   # px at 1280×720 (in the slide's own px): c
 
 # the page scripts the driver runs, in tools/page_scripts/ (each says what it does)
 (MEASURE_JS, FITS_JS, FIRST_JS, NEXT_FRAGMENT_JS, NEXT_JS, HASHCHANGES_JS, RISE_CHOSE_JS,
- SLIDE_PROMPTS_JS) = (page_script(f"{name}.js") for name in (
+ SLIDE_PROMPTS_JS, STEP_JS, GO_STEP_JS) = (page_script(f"{name}.js") for name in (
     "measure", "fits", "first", "next_fragment", "next", "hashchanges", "rise_chose",
-    "slide_prompts"))
+    "slide_prompts", "step", "go_step"))
 FRAGMENTS_JS = page_script("fragments.js").replace("__NEXT_FRAGMENT__", NEXT_FRAGMENT_JS)
 WALK_JS = page_script("walk.js").replace("__MEASURE__", MEASURE_JS.strip()).replace(
     "__FRAGMENTS__", FRAGMENTS_JS).replace("__NEXT__", NEXT_JS)
@@ -185,6 +185,16 @@ def talk_slides(nb) -> list[int]:
     return [n for n, i in enumerate(starts, 1) if i < stop]
 
 
+def counter(i: int, n: int, talk: int) -> str:
+    """What the slide counter reads on slide i of n (spaces aside) in a deck whose talk path is
+    its first `talk` slides (page_scripts/rise_talk.js): "i/talk" on the talk path, "A3/28" on
+    the appendix's third slide (the divider is its first); Reveal's own "i/n" with no
+    appendix."""
+    if talk >= n or talk <= 0:
+        return f"{i}/{n}"
+    return f"{i}/{talk}" if i <= talk else f"A{i - talk}/{n - talk}"
+
+
 def notes_of_slide(nb, k: int) -> list[str]:
     """The notes cells' texts of slide k (1-based), whitespace collapsed."""
     starts = [i for i, c in enumerate(nb.cells) if nbs.slide_type(c) in ("slide", "subslide")]
@@ -294,6 +304,88 @@ def _wait_until_it_ran(page, cell, where: str, first: str, timeout: int) -> None
                           f"in {timeout // 1000} s (prompt {prompt!r})") from None
 
 
+# ---------------------------------------------------------------------------- the keys
+
+# what the presenter (or a clicker) presses for the next step and the step back, in turn
+# (page_scripts/rise_keys.js gives them their meaning)
+NEXT_KEYS = ("ArrowRight", "ArrowDown", "Space", "PageDown")
+BACK_KEYS = ("ArrowLeft", "ArrowUp", "PageUp")
+
+
+def steps(nb) -> list[tuple[int, int, str]]:
+    """Every step of a deck, in the order the keys take them: (slide from 1, fragments shown,
+    the slide's type: "slide" starts a section, "subslide" goes down its stack). A slide with k
+    fragments is k + 1 steps; a step back from a slide's first step shows the previous slide
+    whole, as Reveal does."""
+    frags: list[int] = []
+    kinds: list[str] = []
+    for c in nb.cells:
+        kind = nbs.slide_type(c)
+        if kind in ("slide", "subslide") or not frags:
+            frags.append(0)
+            kinds.append(kind if kind in ("slide", "subslide") else "slide")
+        if kind == "fragment":
+            frags[-1] += 1
+    return [(i + 1, f, kinds[i]) for i, n in enumerate(frags) for f in range(n + 1)]
+
+
+def press(page, key: str, want: tuple[int, int], label: str | None, where: str,
+          by=None) -> list:
+    """A real key press (Playwright's keyboard, as a presenter's or a clicker's key reaches
+    Chromium) in `page`, or in the window `by` (the notes window), then the slideshow at slide
+    want[0] with want[1] fragments shown and its counter reading `label` (None: a notebook
+    without the decks' RISE settings shows none) within 5 s, else DriverError: what the page
+    shows (page_scripts/step.js)."""
+    (by or page).keyboard.press(key)
+    try:
+        page.wait_for_function(f"([w, l]) => {{ const s = ({STEP_JS})(); return s[0] === w[0] "
+                               "&& s[1] === w[1] && (l === null || s[2] === l); }",
+                               arg=[list(want), label], timeout=5_000, polling=25)
+    except Exception:
+        got = page.evaluate(STEP_JS)
+        raise DriverError(f"{where}: {key} should show slide {want[0]} with {want[1]} "
+                          f"fragment(s), counter {label}; the page shows slide {got[0]} with "
+                          f"{got[1]}, counter {got[2]}") from None
+    return page.evaluate(STEP_JS)
+
+
+def go_step(page, slide: int, shown: int) -> None:
+    """Straight to a slide with `shown` fragments (not by key: a test's starting point)."""
+    page.evaluate(GO_STEP_JS, {"slide": slide, "shown": shown})
+    page.wait_for_function(f"(w) => {{ const s = ({STEP_JS})(); return s[0] === w[0] && "
+                           "s[1] === w[1]; }", arg=[slide, shown], timeout=10_000, polling=25)
+
+
+def keys_walk(page, nb, first: int, forward: int, back: int, where: str) -> int:
+    """From step `first` of steps(nb) (reached by go_step), `forward` presses of NEXT_KEYS in
+    turn, then `back` of BACK_KEYS, each checked (the slide, its fragments, the counter): the
+    step it ends on."""
+    all_steps, talk_n = steps(nb), len(talk_slides(nb))
+    n = all_steps[-1][0]
+    go_step(page, *all_steps[first][:2])
+    at = first
+    for j in range(forward + back):
+        at += 1 if j < forward else -1
+        key = NEXT_KEYS[j % len(NEXT_KEYS)] if j < forward else \
+            BACK_KEYS[(j - forward) % len(BACK_KEYS)]
+        slide, shown, _ = all_steps[at]
+        press(page, key, (slide, shown), counter(slide, n, talk_n), where)
+    return at
+
+
+def key_window(nb, length: int = 6) -> int:
+    """Where a short walk of `length` steps forward covers the three kinds of step the keys
+    must take one at a time: a fragment, down a section's stack, on to the next section."""
+    all_steps = steps(nb)
+    for start in range(len(all_steps) - length):
+        ahead = all_steps[start + 1:start + length + 1]
+        kinds = {"fragment" if f else kind for _, f, kind in ahead}
+        if {"fragment", "subslide", "slide"} <= kinds:
+            return start
+    raise DriverError("no place in the deck where a fragment, a sub-slide and a section "
+                      f"follow within {length} steps")
+
+
 # ---------------------------------------------------------------------------- every slide
 
 def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
@@ -302,8 +394,11 @@ def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
     first when `run`): what is wrong, as 'deck slide N at WxH: problem'; the middle size walks
     back from the last slide, where the first size ended. Screenshots (the first two slides, and
     any with a problem) go to SHOTS. A slide of `talk_path` (slide numbers) that needs the wheel
-    after its cells ran is a problem: the presenter would scroll while the room watches."""
-    limits = {**LIMITS, "talk": talk_path}
+    after its cells ran is a problem: the presenter would scroll while the room watches. Each
+    slide's counter must read as `counter` says (the talk path counted apart from the
+    appendix)."""
+    labels = [counter(i, n_slides, len(talk_path)) for i in range(1, n_slides + 1)]
+    limits = {**LIMITS, "talk": talk_path, "labels": labels}
     problems, checked = [], False   # (checked: the hashchange events of a walk)
     for k, (w, h) in enumerate(SIZES):
         page.set_viewport_size({"width": w, "height": h})
@@ -364,8 +459,9 @@ def _step_through(page, deck: Path, n_slides: int, limits: dict, live: bool, siz
             run_slide_cells(page, f"{deck.stem} slide {i}")
         page.evaluate(FRAGMENTS_JS)
         shown = page.inner_text(".reveal .slide-number").replace(" ", "")
-        if shown != f"{i}/{n_slides}":
-            raise DriverError(f"{deck.stem}: expected slide {i}, RISE shows {shown}")
+        if shown != limits["labels"][i - 1]:
+            raise DriverError(f"{deck.stem}: expected slide {i} "
+                              f"({limits['labels'][i - 1]}), RISE shows {shown}")
         got = page.evaluate(MEASURE_JS, limits)
         problems += [f"{deck.stem} slide {i} at {size}: {p}" for p in got["problems"]]
         if i <= 2 or got["problems"]:

@@ -42,16 +42,96 @@ import re
 import time
 from pathlib import Path
 
+from ..paths import page_script
+
 RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
-SCRIPT = Path(__file__).parent.parent / "page_scripts" / "rise_page.js"
+# The notebook is not drawn until RISE makes it slides (RISE marks the body rise-enabled, then
+# starts Reveal). JupyterLab adds the cells one at a time, and each cell's editor reads the
+# page's selection, which lays out the whole page drawn so far again: deck 03's 213 cells cost
+# 0.7 s of the page's 2.4 s on the main thread in Chromium's trace (style and layout), 0.05 s
+# undrawn. The first slide is the same, pixel for pixel.
+UNTIL_SHOWN = "<style>body:not(.rise-enabled) .jp-Notebook { display: none !important; }</style>"
+# the page's scripts, in this order (each says what it does), inside one function that declares
+# what they share: PLAN (alone on its line), REHEARSE and BYLINE
+SCRIPTS = ("rise_page.js", "rise_keys.js", "rise_talk.js", "rise_notes_window.js")
+# the JupyterLab plugin (page_scripts/rise_plugin.js): its name among the page's federated
+# extensions, and where this extension serves it
+PLUGIN = "workshop-present"
+PLUGIN_URL = "workshop/rise-plugin.js"
+BYLINE_ENV = "WORKSHOP_BYLINE"   # the title slide's presenter, event and date (a JSON list)
 
 
-def script(plan: dict | None, rehearse: bool) -> str:
-    """The page script for one RISE page, in its <script> element."""
-    data = json.dumps(plan, ensure_ascii=False).replace("</", "<\\/")
-    js = (SCRIPT.read_text(encoding="utf-8").replace("__PLAN__", data, 1)
-          .replace("__REHEARSE__", "true" if rehearse else "false", 1).replace("__RULE__", RULE, 1))
-    return f"<script>{js}</script>"
+def _js(value) -> str:
+    """`value` as JavaScript inside a <script> element."""
+    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+
+
+def script(plan: dict | None, rehearse: bool, byline: list[str] | None = None) -> str:
+    """The page scripts for one RISE page, in one <script> element."""
+    shared = (f"var PLAN = {_js(plan)};\n"
+              f"var REHEARSE = {_js(bool(rehearse))}, BYLINE = {_js(byline or [])};")
+    js = "\n".join(page_script(name).replace("__RULE__", RULE) for name in SCRIPTS)
+    return f"<script>(function () {{\n{shared}\n{js}\n}})();</script>"
+
+
+# The title slide's byline, set for the whole kit in one file (git-ignored: it is the
+# presenter's, not the kit's), or for one run by present's --presenter/--event/--date
+PRESENTING = "presenting.toml"
+BYLINE_KEYS = ("presenter", "event", "date")
+
+
+def byline_for(given: dict[str, str | None], file: Path | None = None) -> list[str]:
+    """The title slide's byline: the presenter, the event and the date, each from `given`
+    (present's flags; None: not given) or else from presenting.toml at the kit's root; []
+    when none is set (the slide shows nothing). A file that is not TOML, or that holds another
+    key or a value that is not one line of text, raises KitError (one line)."""
+    import tomllib
+
+    from .. import paths
+    from ..errors import KitError
+    file = file or paths.ROOT / PRESENTING
+    saved: dict = {}
+    if file.exists():
+        try:
+            saved = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise KitError(f"{paths.short(file)} is not TOML ({e})") from None
+        other = sorted(set(saved) - set(BYLINE_KEYS))
+        if other:
+            raise KitError(f"{paths.short(file)}: unknown key {other[0]!r} (it may set "
+                           f"{', '.join(BYLINE_KEYS)})")
+    out = []
+    for key in BYLINE_KEYS:
+        value = given.get(key)
+        where = f"--{key}"
+        if value is None:
+            value, where = saved.get(key, ""), f"{paths.short(file)}'s {key}"
+        if not isinstance(value, str) or "\n" in value.strip():
+            raise KitError(f"{where}: one line of text, not {value!r}")
+        if value.strip():
+            out.append(" ".join(value.split()))
+    return out
+
+
+def byline() -> list[str]:
+    """What `present` was told to show on the title slide (BYLINE_ENV), [] when nothing."""
+    try:
+        got = json.loads(os.environ.get(BYLINE_ENV) or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [str(x) for x in got if str(x).strip()] if isinstance(got, list) else []
+
+
+def federated_entry(config: dict) -> dict:
+    """The plugin as one of the page's federated extensions. JupyterLab's loader fetches
+    `fullLabextensionsUrl`/name/load (joined as paths): `load` leads from there to this
+    extension's handler."""
+    import posixpath
+
+    from jupyter_server.utils import url_path_join
+    base = url_path_join(config.get("fullLabextensionsUrl") or "/lab/extensions", PLUGIN)
+    target = url_path_join(config.get("baseUrl") or "/", PLUGIN_URL)
+    return {"name": PLUGIN, "load": posixpath.relpath(target, base), "extension": "./extension"}
 
 
 def shown(root: str | None, rel: str | None):
@@ -137,17 +217,21 @@ def _load_jupyter_server_extension(serverapp) -> None:
             tex = True
         if not tex:
             config["disabledExtensions"] = [*config.get("disabledExtensions", []), MATHJAX]
-            ns["page_config"] = config
-        page = render(self, name, **ns)
-        return page.replace("</body>", script(plan, bool(os.environ.get(LOG_ENV)))
+        config["federated_extensions"] = [*config.get("federated_extensions", []),
+                                          federated_entry(config)]
+        ns["page_config"] = config
+        page = render(self, name, **ns).replace("</head>", UNTIL_SHOWN + "\n</head>", 1)
+        return page.replace("</body>", script(plan, bool(os.environ.get(LOG_ENV)), byline())
                             + "\n</body>", 1)
 
     render_template.workshop_notes = True
     rise.RiseHandler.render_template = render_template
     _stop_with_present(serverapp)
     from jupyter_server.utils import url_path_join
-    serverapp.web_app.add_handlers(".*$", [(url_path_join(
-        serverapp.web_app.settings["base_url"], "workshop/rehearsal"), _rehearsal_handler())])
+    base = serverapp.web_app.settings["base_url"]
+    serverapp.web_app.add_handlers(".*$", [
+        (url_path_join(base, "workshop/rehearsal"), _rehearsal_handler()),
+        (url_path_join(base, PLUGIN_URL), _plugin_handler())])
 
 
 LOG_ENV = "WORKSHOP_REHEARSAL"
@@ -177,7 +261,8 @@ def _rehearsal_handler():
     from tornado import web
 
     class Rehearsal(APIHandler):
-        """POST {path, slide}: appended with the server's time to the rehearsal log."""
+        """POST {path, slide[, event: "restart"]}: appended with the server's time to the
+        rehearsal log (a slide shown, or the kernel restarted from the slideshow there)."""
 
         @web.authenticated
         def post(self):
@@ -185,13 +270,31 @@ def _rehearsal_handler():
             if not log:
                 raise web.HTTPError(404, "not rehearsing (present --rehearse)")
             body = json.loads(self.request.body or b"{}")
-            slide = body.get("slide")
+            slide, event = body.get("slide"), body.get("event")
             if not isinstance(slide, int):
                 raise web.HTTPError(400, "slide: an integer")
+            if event not in (None, "restart"):
+                raise web.HTTPError(400, "event: none, or restart")
+            line = {"t": time.time(), "slide": slide, "path": str(body.get("path", ""))}
             with open(log, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"t": time.time(), "slide": slide,
-                                    "path": str(body.get("path", ""))}) + "\n")
+                f.write(json.dumps({**line, "event": event} if event else line) + "\n")
             self.set_status(204)
             self.finish()
 
     return Rehearsal
+
+
+def _plugin_handler():
+    from tornado import web
+
+    class Plugin(web.RequestHandler):
+        """GET: page_scripts/rise_plugin.js, the restart's JupyterLab plugin. Not behind the
+        token, as JupyterLab's own extensions are not: it is the kit's code, nothing of the
+        presenter's."""
+
+        def get(self):
+            self.set_header("Content-Type", "text/javascript; charset=utf-8")
+            self.set_header("Cache-Control", "no-store")
+            self.finish(page_script("rise_plugin.js").replace("__NAME__", PLUGIN))
+
+    return Plugin

@@ -63,7 +63,8 @@ def mmss(seconds: float) -> str:
 
 def page_plan(nb) -> dict:
     """What the page script needs: each slide's whole seconds (reveal's data-timing) and its
-    plan line for the notes; the talk path's total; the deck's cuts and expansions
+    plan line for the notes; the talk path's total and its number of slides (the appendix's
+    follow: the counter counts the talk); the deck's cuts and expansions
     (`pacing`: indices into the same slides, seconds from the same estimate) and how far off
     the plan the presenter must be before the notes window offers them."""
     slides = plan(nb)
@@ -80,7 +81,8 @@ def page_plan(nb) -> dict:
                          f"{mmss(s.at + s.seconds)} of {mmss(talk_s)} · section “{s.section}” "
                          f"{by_section[s.section] / 60:.0f} min")
     return {"total": max(1, round(talk_s)), "timing": [max(1, round(s.seconds)) for s in slides],
-            "lines": lines, **pacing.page_keys(nb, slides)}
+            "lines": lines, "talk": sum(not s.appendix for s in slides),
+            **pacing.page_keys(nb, slides)}
 
 
 # ---- the rehearsal: a log of slide changes, then the report
@@ -109,8 +111,23 @@ def actual(events: list[dict], end: float) -> dict[int, float]:
     return got
 
 
+def restarts(slides: list[Slide], events: list[dict]) -> list[str]:
+    """The report's line on the kernel restarts from the slideshow (the page's 0 0 or its
+    button), where and when each came: none, no line."""
+    done = sorted((e for e in events if e.get("event") == "restart"), key=lambda e: e["t"])
+    if not done:
+        return []
+    t0 = min(e["t"] for e in events)
+    title = {s.number: s.title for s in slides}
+    said = [f"slide {e['slide']} “{title.get(e['slide'], '?')}”, {(e['t'] - t0) / 60:.1f} min in"
+            for e in done]
+    return [f"Kernel restarted from the slideshow {len(done)} time"
+            f"{'s' if len(done) > 1 else ''}: {'; '.join(said)}.", ""]
+
+
 def report(nb, deck_name: str, events: list[dict], end: float) -> str:
     slides = plan(nb)
+    events, restart_lines = [e for e in events if "event" not in e], restarts(slides, events)
     got = actual(events, end) if events else {}
     m = lambda s: f"{s / 60:.1f}"
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(min(e["t"] for e in events))) \
@@ -123,8 +140,8 @@ def report(nb, deck_name: str, events: list[dict], end: float) -> str:
            f"(the kit's talk-time estimate: notes at {talk.WORDS_PER_MINUTE} words a minute × "
            f"{talk.EXPLAIN}, {talk.CODE_CELL_S} s a code cell, {talk.SLIDE_S} s a slide, "
            f"+{talk.QUESTIONS:.0%} for questions). Minutes; + is over the plan.", "",
-           "## Slides that ran longest", "", "| slide | title | planned | actual | over |",
-           "|---:|---|---:|---:|---:|"]
+           *restart_lines, "## Slides that ran longest", "",
+           "| slide | title | planned | actual | over |", "|---:|---|---:|---:|---:|"]
     shown = [s for s in slides if s.number in got]
     for s in sorted(shown, key=lambda s: got[s.number] - s.seconds, reverse=True)[:5]:
         out.append(f"| {s.number} | {s.title} | {m(s.seconds)} | {m(got[s.number])} | "
@@ -158,7 +175,7 @@ def report(nb, deck_name: str, events: list[dict], end: float) -> str:
 def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None:
     """build/rehearsal/DECK-TIME.md beside the log; None when nothing was shown."""
     events = [e for e in read_log(log) if isinstance(e.get("slide"), int)]
-    if not events:
+    if not any("event" not in e for e in events):
         return None
     nb = nbs.read(deck)
     out = log.with_suffix(".md")

@@ -107,7 +107,7 @@ class Server:
     """A JupyterLab process on loopback; `stop()` always ends it."""
 
     def __init__(self, port: int | None = None, log: Path | None = None,
-                 rehearsal: Path | None = None):
+                 rehearsal: Path | None = None, byline: list[str] | None = None):
         _check_port(port)
         self.port = port or free_port()
         self.token = secrets.token_urlsafe(24)
@@ -131,7 +131,7 @@ class Server:
         # works with HOME unset or read-only, and leaves nothing there
         self.runtime = private_dir(self.log.with_suffix(".runtime"))
         cmd = self._command(extensions)
-        env = self._environment(rehearsal)
+        env = self._environment(rehearsal, byline or [])
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, env=env,
                                      start_new_session=True)
@@ -180,11 +180,13 @@ class Server:
             cmd.append("--allow-root")   # CI and these machines run as root
         return cmd
 
-    def _environment(self, rehearsal: Path | None) -> dict[str, str]:
-        """The server's environment: its token, its runtime folder, and the rehearsal's log."""
+    def _environment(self, rehearsal: Path | None, byline: list[str]) -> dict[str, str]:
+        """The server's environment: its token, its runtime folder, the rehearsal's log and the
+        title slide's byline (present/extension.py reads them)."""
         env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime),
                    WORKSHOP_PRESENT_PID=str(os.getpid()))   # the server stops when we are gone
         env.pop("WORKSHOP_REHEARSAL", None)
+        env["WORKSHOP_BYLINE"] = json.dumps(byline)
         if rehearsal is not None:   # the page script posts slide changes; the server logs them
             rehearsal.parent.mkdir(parents=True, exist_ok=True)
             env["WORKSHOP_REHEARSAL"] = str(rehearsal)
@@ -282,7 +284,9 @@ def prune(folder: Path) -> None:
 
 
 def main(deck: str | None, port: int | None = None, open_browser: bool = True,
-         rehearse: bool = False) -> int:
+         rehearse: bool = False, byline: dict[str, str | None] | None = None) -> int:
+    """`present DECK`; `byline`: the title slide's presenter, event and date as given on the
+    command line (None: not given; presenting.toml has the rest)."""
     if not deck:
         print("Decks (scripts/present NAME, e.g. scripts/present 01):")
         print(list_decks())
@@ -302,7 +306,8 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     t0 = time.monotonic()
     from . import rehearse as rh
     log = rh.log_path(path) if rehearse else None
-    server = Server(port, rehearsal=log)
+    from .extension import byline_for
+    server = Server(port, rehearsal=log, byline=byline_for(byline or {}))
 
     from ..processes import end_on_hangup
     end_on_hangup()   # the terminal closed or a kill: stop as on Ctrl-C

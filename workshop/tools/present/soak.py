@@ -54,6 +54,7 @@ from .driver import (
     NEXT_JS,
     SHOTS,
     base_token,
+    counter,
     kernel_processes,
     notes_of_slide,
     port_open,
@@ -304,10 +305,10 @@ def number(page) -> str:
     return page.inner_text(NUMBER).replace(" ", "")
 
 
-def go_to(page, k: int, n: int) -> None:
+def go_to(page, k: int, n: int, talk_n: int) -> None:
     """Forward (all fragments shown, as the presenter does) until slide k shows."""
     for _ in range(n + 5):
-        if number(page) == f"{k}/{n}":
+        if number(page) == counter(k, n, talk_n):
             return
         page.evaluate(FRAGMENTS_JS)
         page.evaluate(NEXT_JS)
@@ -452,7 +453,7 @@ def present_slide(show: Showing, i: int, run: DeckRun) -> None:
     after the recovery; then the next slide."""
     page, where = show.page, show.where
     shown = number(page)
-    if shown != f"{i}/{show.n}":
+    if shown != counter(i, show.n, show.talk_n):
         raise AssertionError(f"expected slide {i}, RISE shows {shown}")
     # (a fragment is shown once the cells above it have run, as the presenter does)
     run_slide_cells(page, f"{run.deck} slide {i}", timeout=CELL_TIMEOUT_MS)
@@ -558,7 +559,7 @@ def recover(show: Showing, run: DeckRun) -> str:
     else:
         restart_kernel(show.url, show.rel)
     page.evaluate(FIRST_JS)
-    go_to(page, 1, n)
+    go_to(page, 1, n, show.talk_n)
     prompts = run_slide_cells(page, f"{stem} slide 1 (after the restart)",
                               timeout=CELL_TIMEOUT_MS)
     banner = page.inner_text(".reveal section.present .jp-CodeCell .jp-OutputArea")
@@ -568,7 +569,7 @@ def recover(show: Showing, run: DeckRun) -> str:
     if "8 CPU devices" not in banner:
         run.problems.append(f"{stem}: the setup cell after the restart says {banner[:120]!r}")
     for k in range(first, at + 1):
-        go_to(page, k, n)
+        go_to(page, k, n, show.talk_n)
         run_slide_cells(page, f"{stem} slide {k} (after the restart)", timeout=CELL_TIMEOUT_MS)
         page.evaluate(FRAGMENTS_JS)
     if not notes_show(show.notes, show.nb, at):
