@@ -379,6 +379,19 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
 DECK_01 = paths.DECKS / "01-run-it-first.ipynb"
 
 
+def test_the_guides_key_table_names_the_keys_the_browser_test_presses():
+    # decks/README.md's "Moving and running": the keys it names for a step and a step back are
+    # those test_the_keys_step_a_deck_one_step_at_a_time presses (driver.NEXT_KEYS, BACK_KEYS)
+    from workshop.tools.present.driver import BACK_KEYS, NEXT_KEYS
+    names = {"→": "ArrowRight", "↓": "ArrowDown", "←": "ArrowLeft", "↑": "ArrowUp",
+             "Shift-Space": "Shift+Space"}
+    guide = (paths.DECKS / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (next step|one step back)\b[^|]*\| ([^|(]+)", guide, re.M))
+    assert set(rows) == {"next step", "one step back"}, rows
+    said = {k: {names.get(w, w) for w in v.split()} for k, v in rows.items()}
+    assert said == {"next step": set(NEXT_KEYS), "one step back": set(BACK_KEYS)}
+
+
 def _deck_01(chromium, presenting):
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     page.goto(presenting["url"])
@@ -543,10 +556,8 @@ def test_the_notes_window_says_what_to_cut_when_behind_and_what_to_add_when_ahea
         page.route("**/rise/decks/01-run-it-first.ipynb?*", with_this_plan)
         page.goto(presenting["url"])
         page.wait_for_selector(".reveal .slides section.present", timeout=90_000)
-        page.mouse.click(640, 700)
-        page.keyboard.press("Escape")
-        with page.context.expect_page(timeout=15_000) as popup:
-            page.keyboard.press("t")
+        with page.context.expect_page(timeout=15_000) as popup:   # (T, nothing clicked first:
+            page.keyboard.press("t")                              # RISE's needed the focus)
         notes = popup.value
         said = "() => { const b = document.getElementById('workshop-advice'); " \
                "return b ? [b.className, b.innerText] : null; }"

@@ -15,7 +15,8 @@
 //   the notebook had the focus);
 //   B and . (a clicker's "blank screen" button): the screen black and back (`togglePause`);
 //   0 0 (JupyterLab's own restart keys): restart the kernel and run the setup cell again, after
-//   a confirm (page_scripts/rise_plugin.js does it).
+//   a confirm (page_scripts/rise_plugin.js does it);
+//   T: the notes window, whatever has the focus (RISE's own T needed the notebook focused).
 // Reveal's navigation mode is set to "linear" too, so the on-screen arrows and a swipe step
 // the same way. Keys typed into a cell (its editor has the focus), keys with Ctrl, Alt or
 // Cmd, and keys while a JupyterLab dialog is open are left alone; in the overview (W) the
@@ -52,6 +53,11 @@
     if (document.querySelector('.jp-Dialog')) return;   // its buttons have the keys
     var deck = document.querySelector('.reveal');
     if (!deck) return;
+    if ((e.key === 't' || e.key === 'T') && !e.shiftKey) {   // (the plugin runs RISE's T)
+      e.preventDefault(); e.stopImmediatePropagation();
+      document.dispatchEvent(new CustomEvent('workshop-notes'));
+      return;
+    }
     if (e.key === '0' && !e.shiftKey) {
       var now = Date.now();
       if (now - zeroAt > RESTART_CHORD_MS) { zeroAt = now; return; }

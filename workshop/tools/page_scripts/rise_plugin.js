@@ -10,8 +10,9 @@
 // cell (the one tagged `setup`) runs, and the slideshow comes back to the slide it was on.
 // Every name the talk defined is gone: the guide says to run the present section's cells
 // again. A 'workshop-restarted' event on the document tells rise_page.js (present
-// --rehearse's log records it).
-/* workshop: restart from the slideshow */
+// --rehearse's log records it). And T (rise_keys.js): RISE's notes window, whatever has the
+// focus (RISE's own binding asked for the notebook's).
+/* workshop: restart from the slideshow; T */
 (function () {
   var COMMAND = 'workshop:restart-and-run-setup';
   var LABEL = 'Restart the kernel and run the setup cell (0 0)';
@@ -89,6 +90,9 @@
       }});
       document.addEventListener('workshop-restart', function () {
         app.commands.execute(COMMAND);
+      });
+      document.addEventListener('workshop-notes', function () {   // T (rise_keys.js)
+        app.commands.execute('RISE:notes-open');
       });
       var tries = 0, wait = setInterval(function () {   // (RISE adds its buttons once shown)
         if (button(app) || ++tries > 600) clearInterval(wait);

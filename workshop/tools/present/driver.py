@@ -309,7 +309,7 @@ def _wait_until_it_ran(page, cell, where: str, first: str, timeout: int) -> None
 # what the presenter (or a clicker) presses for the next step and the step back, in turn
 # (page_scripts/rise_keys.js gives them their meaning)
 NEXT_KEYS = ("ArrowRight", "ArrowDown", "Space", "PageDown")
-BACK_KEYS = ("ArrowLeft", "ArrowUp", "PageUp")
+BACK_KEYS = ("ArrowLeft", "ArrowUp", "PageUp", "Shift+Space")
 
 
 def steps(nb) -> list[tuple[int, int, str]]:
