@@ -93,6 +93,20 @@ def test_doctor_tries_the_slideshow_page_and_names_what_it_got(monkeypatch):
 
 
 @pytest.mark.robust
+def test_doctor_accepts_the_pythons_the_kit_claims_and_names_them_otherwise(capsys):
+    from workshop.tools import doctor
+    for v in ((3, 12, 0), (3, 13, 5), (3, 14, 0), (3, 15, 2)):
+        r = doctor.Report()
+        doctor._python(r, v)
+        assert not r.failed and f"Python: {'.'.join(map(str, v))}" in capsys.readouterr().out
+    for v in ((3, 11, 9), (3, 16, 0)):
+        r = doctor.Report()
+        doctor._python(r, v)
+        out = capsys.readouterr().out
+        names = "3.12, 3.13, 3.14 or 3.15"
+        assert r.failed and f"{v[0]}.{v[1]} (the kit runs on Python {names})" in out
+
+
 def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():
     # an old console or PYTHONIOENCODING=ascii: the marks become ok/XX, and any other character
     # the tools print that the terminal cannot show becomes ?, never a UnicodeEncodeError
@@ -118,7 +132,7 @@ def test_doctor_fails_with_the_fix_when_the_env_is_not_the_lock(tmp_path, monkey
 
 
 def _setup_copy(tmp_path):
-    """scripts/setup in a scratch kit, with a PATH whose python3.12 and python3.13 are shims
+    """scripts/setup in a scratch kit, with a PATH whose python3.12 to 3.15 are shims
     that refuse to run (as pyenv's do when another version is selected)."""
     import shutil
     (tmp_path / "scripts").mkdir()
@@ -128,7 +142,7 @@ def _setup_copy(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     shims = tmp_path / "shims"
     shims.mkdir()
-    for name in ("python3.12", "python3.13", "python3"):
+    for name in ("python3.12", "python3.13", "python3.14", "python3.15", "python3"):
         (shims / name).write_text("#!/bin/sh\necho 'pyenv: no such command' >&2\nexit 127\n")
         (shims / name).chmod(0o755)
     return {"PATH": f"{shims}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
@@ -140,7 +154,7 @@ def test_setup_without_python_312_or_313_says_what_to_install(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1
     assert p.stderr.strip().count("\n") == 0, p.stderr
-    assert "Python 3.12 or 3.13 not found" in p.stderr and "python3.12-venv" in p.stderr
+    assert "Python 3.12 to 3.15 not found" in p.stderr and "python3.12-venv" in p.stderr
     assert not (tmp_path / ".venv").exists()
     bad = subprocess.run(["bash", str(tmp_path / "scripts" / "setup")],
                          env={**env, "WORKSHOP_PYTHON": "/bin/false"},

@@ -4,9 +4,11 @@ from __future__ import annotations
 import re
 
 import jax
+from packaging.markers import Marker
 
 from workshop import PINNED_JAX
 from workshop.tools import lockfile
+from workshop.tools.doctor import PYTHONS
 from workshop.tools.paths import ROOT
 
 IN = ROOT / "environment" / "requirements.in"
@@ -32,9 +34,19 @@ def test_every_direct_dependency_has_a_reason_and_is_locked():
     direct = [(i, ln) for i, ln in enumerate(lines) if ln and not ln.startswith("#")]
     assert len(direct) >= 14
     for i, line in direct:
-        name, version = line.split("==")
-        assert lines[i - 1].startswith("# "), f"{name}: no reason above it"
-        assert pins[lockfile.canon(name)] == version, f"{name}: .in and lock disagree"
+        pin, _, marker = line.partition(";")
+        name, version = pin.strip().split("==")
+        # a pin that differs by Python: its lines stand together under one reason
+        assert lines[i - 1].startswith(("# ", f"{name}==")), f"{name}: no reason above it"
+        if not marker.strip() or Marker(marker.strip()).evaluate():
+            assert pins[lockfile.canon(name)] == version, f"{name}: .in and lock disagree"
+    # and for each Python claimed, exactly one of its lines applies
+    for name in {ln.split("==")[0] for _, ln in direct if ";" in ln}:
+        for a, b in PYTHONS:
+            here = {"python_version": f"{a}.{b}", "python_full_version": f"{a}.{b}.0"}
+            applies = [ln for _, ln in direct if ln.startswith(f"{name}==")
+                       and Marker(ln.split(";", 1)[1].strip()).evaluate(here)]
+            assert len(applies) == 1, f"{name} on Python {a}.{b}: {applies or 'no pin'}"
 
 
 def test_pinned_jax_is_the_one_running():
@@ -51,7 +63,7 @@ def test_jupyterlab_marks_no_extension_incompatible_and_rise_is_enabled():
     assert "incompatible" not in text and " X" not in text, text
 
 
-OLDEST = ("3.12.0", "3.13.0")   # the oldest patch release of each Python the README claims
+OLDEST = ("3.12.0", "3.13.0", "3.14.0", "3.15.0")   # the first release of each Python claimed
 
 
 def test_every_locked_package_admits_the_oldest_pythons_claimed():

@@ -41,10 +41,12 @@ def test_metadata_is_complete():
     assert set(PROJECT["license-files"]) >= {"LICENSE", "LICENSES/*", "NOTICE"}
     assert PROJECT["readme"] == "README.md" and PROJECT["urls"]
     assert PROJECT["description"]
-    # what scripts/setup, doctor and the README accept: 3.12 and 3.13, from their first release
+    # what scripts/setup, doctor and the README accept: 3.12 to 3.15, from their first release
+    from workshop.tools.doctor import PYTHONS
     claimed = SpecifierSet(PROJECT["requires-python"])
-    assert all(v in claimed for v in ("3.12.0", "3.12.9", "3.13.0", "3.13.5"))
-    assert not any(v in claimed for v in ("3.11.9", "3.14.0"))
+    assert all(f"{a}.{b}.{p}" in claimed for a, b in PYTHONS for p in (0, 9))
+    assert not any(v in claimed for v in ("3.11.9", "3.16.0"))
+    assert [(3, m) for m in range(10, 20) if f"3.{m}.0" in claimed] == list(PYTHONS)
 
 
 def test_the_version_has_a_changelog_entry():

@@ -13,6 +13,9 @@ from .xla_flags import xla_flags_problem
 KEY = ["jax", "jaxlib", "jupyterlab", "notebook", "jupyterlab-rise", "ipykernel", "nbclient",
        "nbconvert", "matplotlib", "rich"]
 SETUP_FIX = "run scripts/setup --force (remakes .venv from the lock)"
+# the Pythons the lock installs on and CI proves: pyproject.toml's requires-python
+# (tests/test_meta.py holds the two together)
+PYTHONS = ((3, 12), (3, 13), (3, 14), (3, 15))
 
 
 def _marks() -> tuple[str, str]:
@@ -129,13 +132,15 @@ def main() -> int:
     return 1 if r.failed else 0
 
 
-def _python(r: Report) -> None:
-    v = sys.version_info
-    if v[:2] in ((3, 12), (3, 13)):
-        r.ok("Python", sys.version.split()[0])
+def _python(r: Report, v: tuple[int, ...] | None = None) -> None:
+    v = tuple(v or sys.version_info)
+    *first, last = (f"{a}.{b}" for a, b in PYTHONS)
+    names = f"{', '.join(first)} or {last}"
+    if v[:2] in PYTHONS:
+        r.ok("Python", ".".join(map(str, v[:3])))
     else:
-        r.bad("Python", f"{v.major}.{v.minor} (JAX {PINNED_JAX} needs Python 3.12 or 3.13)",
-              "install Python 3.12 or 3.13 and run scripts/setup --force")
+        r.bad("Python", f"{v[0]}.{v[1]} (the kit runs on Python {names})",
+              f"install Python {names} and run scripts/setup --force")
 
 
 def _packages(r: Report) -> None:
