@@ -141,7 +141,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
 
     problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
     # real keys, a few on every deck: a fragment, down a stack and on to the next section,
-    # each one step (test_the_keys_step_a_deck_one_step_at_a_time: one deck, every step)
+    # each one step (test_keys_step_deck_01_one_at_a_time…: one deck, every step)
     keys_walk(page, nb, key_window(nb), 6, 4, f"{deck.stem}: keys")
     # (MathJax adds its stylesheet on its first typeset, math or none: it never ran here)
     assert page.evaluate(MATHJAX_RAN_JS) is False, f"{deck.stem}: MathJax ran"
@@ -379,9 +379,29 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
 DECK_01 = paths.DECKS / "01-run-it-first.ipynb"
 
 
+def test_the_steps_the_keys_take_are_read_from_the_slide_types():
+    # what the key tests expect: a slide with k fragments is k + 1 steps; every deck has a
+    # short stretch with a fragment, a sub-slide and a new section, where each deck's test
+    # presses its keys; a deck of plain slides (a new one) is walked from its start
+    cell = lambda kind: nbformat.v4.new_markdown_cell("x", metadata={
+        "slideshow": {"slide_type": kind}})
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell(k) for k in ("slide", "-", "notes", "subslide", "fragment", "-",
+                                  "fragment", "slide", "skip")]
+    assert steps(nb) == [(1, 0, "slide"), (2, 0, "subslide"), (2, 1, "subslide"),
+                         (2, 2, "subslide"), (3, 0, "slide")]
+    for deck in nbs.decks():
+        d = nbs.read(deck)
+        at = key_window(d)
+        assert {"fragment" if f else k for _, f, k in steps(d)[at + 1:at + 7]} == \
+            {"fragment", "subslide", "slide"}, deck.name
+    nb.cells = [cell("slide") for _ in range(3)]
+    assert key_window(nb) == 0
+
+
 def test_the_guides_key_table_names_the_keys_the_browser_test_presses():
     # decks/README.md's "Moving and running": the keys it names for a step and a step back are
-    # those test_the_keys_step_a_deck_one_step_at_a_time presses (driver.NEXT_KEYS, BACK_KEYS)
+    # those test_keys_step_deck_01_one_at_a_time… presses (driver.NEXT_KEYS, BACK_KEYS)
     from workshop.tools.present.driver import BACK_KEYS, NEXT_KEYS
     names = {"→": "ArrowRight", "↓": "ArrowDown", "←": "ArrowLeft", "↑": "ArrowUp",
              "Shift-Space": "Shift+Space"}
@@ -400,7 +420,7 @@ def _deck_01(chromium, presenting):
 
 
 @pytest.mark.browser
-def test_the_keys_step_a_deck_one_step_at_a_time(chromium, presenting):
+def test_keys_step_deck_01_one_at_a_time_and_its_title_shows_the_byline(chromium, presenting):
     # In RISE ↓ and ↑ never moved and → ← jumped a whole section (deck 03: 3→6→12→19→28); the
     # kit's tests clicked the on-screen arrows. Here Chromium gets real key presses through
     # every step of deck 01 (its fragments, its sections' stacks), → ↓ Space PageDown in turn,
@@ -415,6 +435,14 @@ def test_the_keys_step_a_deck_one_step_at_a_time(chromium, presenting):
     page = _deck_01(chromium, presenting)
     step = lambda: page.evaluate(STEP_JS)
     try:
+        # the title slide shows present's --presenter/--event/--date (conftest's BYLINE), under
+        # its heading, on every deck (none given: no line at all, test_presenter_tools)
+        from conftest import BYLINE
+        page.wait_for_selector(".reveal .workshop-byline", timeout=10_000)
+        assert page.evaluate("() => { const p = document.querySelector('.reveal "
+                             ".workshop-byline'); return [p.innerText, p.previousElementSibling"
+                             ".tagName, !!p.closest('section.present')]; }") == \
+            [" · ".join(BYLINE.values()), "H1", True]
         cells = page.evaluate("() => document.querySelectorAll('.jp-Cell').length")
         third = len(all_steps) // 3
         at = keys_walk(page, nb, 0, third, 0, "deck 01, nothing clicked")
@@ -452,23 +480,6 @@ def test_the_keys_step_a_deck_one_step_at_a_time(chromium, presenting):
         after = next(st for i, st in enumerate(all_steps) if all_steps[i - 1][:2] == (13, 0))
         press(page, "ArrowRight", after[:2], counter(after[0], n, talk_n),
               "→ after the black screen")
-    finally:
-        page.close()
-
-
-@pytest.mark.browser
-def test_the_title_slide_shows_the_presenter_event_and_date(chromium, presenting):
-    # present --presenter/--event/--date (conftest's BYLINE): under the heading of every
-    # deck's title slide (no empty line without them: test_presenter_tools' rehearsal)
-    from conftest import BYLINE
-    page = _deck_01(chromium, presenting)
-    try:
-        page.wait_for_selector(".reveal .workshop-byline", timeout=10_000)
-        shown = page.evaluate("() => { const p = document.querySelector('.reveal "
-                              ".workshop-byline'); return [p.innerText, "
-                              "p.previousElementSibling.tagName, "
-                              "!!p.closest('section.present')]; }")
-        assert shown == [" · ".join(BYLINE.values()), "H1", True]
     finally:
         page.close()
 

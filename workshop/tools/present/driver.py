@@ -358,10 +358,12 @@ def go_step(page, slide: int, shown: int) -> None:
 
 def keys_walk(page, nb, first: int, forward: int, back: int, where: str) -> int:
     """From step `first` of steps(nb) (reached by go_step), `forward` presses of NEXT_KEYS in
-    turn, then `back` of BACK_KEYS, each checked (the slide, its fragments, the counter): the
-    step it ends on."""
+    turn, then `back` of BACK_KEYS, each checked (the slide, its fragments, the counter), as
+    far as the deck goes: the step it ends on."""
     all_steps, talk_n = steps(nb), len(talk_slides(nb))
     n = all_steps[-1][0]
+    forward = min(forward, len(all_steps) - 1 - first)
+    back = min(back, first + forward)
     go_step(page, *all_steps[first][:2])
     at = first
     for j in range(forward + back):
@@ -374,16 +376,17 @@ def keys_walk(page, nb, first: int, forward: int, back: int, where: str) -> int:
 
 
 def key_window(nb, length: int = 6) -> int:
-    """Where a short walk of `length` steps forward covers the three kinds of step the keys
-    must take one at a time: a fragment, down a section's stack, on to the next section."""
+    """Where a short walk of `length` steps forward covers the most of the three kinds of step
+    the keys must take one at a time: a fragment, down a section's stack, on to the next
+    section (all three where the deck has them; a deck of plain slides, from its start)."""
     all_steps = steps(nb)
-    for start in range(len(all_steps) - length):
-        ahead = all_steps[start + 1:start + length + 1]
-        kinds = {"fragment" if f else kind for _, f, kind in ahead}
-        if {"fragment", "subslide", "slide"} <= kinds:
-            return start
-    raise DriverError("no place in the deck where a fragment, a sub-slide and a section "
-                      f"follow within {length} steps")
+    best, start = -1, 0
+    for at in range(max(1, len(all_steps) - length)):
+        ahead = all_steps[at + 1:at + length + 1]
+        kinds = len({"fragment" if f else kind for _, f, kind in ahead})
+        if kinds > best:
+            best, start = kinds, at
+    return start
 
 
 # ---------------------------------------------------------------------------- every slide
