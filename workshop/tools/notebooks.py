@@ -23,10 +23,7 @@ TAGS = {"setup", "check", "slow", "presenter", "reading"}   # the only cell tags
 # on import: 1.7 s of every tool process, for jsonschema's "iri" formats alone, which no schema
 # the tools validate uses (nbformat's use no format; Jupyter's event schemas use "uri", which
 # rfc3986-validator checks). The tools skip it; an attendee's kernel is left as it is.
-SKIPPED_IMPORTS = ("rfc3987_syntax",)
-# the same, for a process the tools start (the slideshow's JupyterLab): python -c SERVER_BOOT
-SERVER_BOOT = ("import sys; sys.modules.update(dict.fromkeys(%r)); "
-               "from jupyterlab.labapp import main; sys.exit(main())" % (SKIPPED_IMPORTS,))
+SKIPPED_IMPORTS = ("rfc3987_syntax",)   # (and in the slideshow's JupyterLab: present/boot.py)
 
 
 def skip_slow_imports() -> None:

@@ -50,6 +50,15 @@ RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
 # page's selection, which lays out the whole page drawn so far again: deck 03's 213 cells cost
 # 0.7 s of the page's 2.4 s on the main thread in Chromium's trace (style and layout), 0.05 s
 # undrawn. The first slide is the same, pixel for pixel.
+# Settings the page loads when their plugins ask, not all at its start. JupyterLab's settings
+# registry loads every plugin's settings before its plugins start, and waits up to a second
+# (four looks, 250 ms apart) for these three to register the transform their settings need;
+# they register it as they start, which is after: the page sat idle 1 s before the deck was
+# fetched (measured). Listed as deferred (a word only the settings registry reads on this page:
+# RISE's application starts every plugin), each loads its settings when it starts instead.
+SETTINGS_LATER = ("@jupyterlab/shortcuts-extension:shortcuts",
+                  "@jupyterlab/docmanager-extension:plugin",
+                  "@jupyterlab/application-extension:context-menu")
 UNTIL_SHOWN = "<style>body:not(.rise-enabled) .jp-Notebook { display: none !important; }</style>"
 # the page's scripts, in this order (each says what it does), inside one function that declares
 # what they share: PLAN (alone on its line), REHEARSE and BYLINE
@@ -217,6 +226,7 @@ def _load_jupyter_server_extension(serverapp) -> None:
             tex = True
         if not tex:
             config["disabledExtensions"] = [*config.get("disabledExtensions", []), MATHJAX]
+        config["deferredExtensions"] = [*config.get("deferredExtensions", []), *SETTINGS_LATER]
         config["federated_extensions"] = [*config.get("federated_extensions", []),
                                           federated_entry(config)]
         ns["page_config"] = config

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import webbrowser
 from pathlib import Path
@@ -38,8 +39,17 @@ LOGS = paths.BUILD / "present"
 SETTINGS = {"@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False}}
 # Lab extensions the slideshow leaves out: jupyterlab-rise's page loads every installed lab
 # extension, and Notebook 7's fails there (it needs a @jupyterlab/docregistry the page does not
-# share), an error in the console each time a deck opens; it adds nothing to a slideshow.
-NOT_IN_SLIDESHOW = {"@jupyter-notebook"}
+# share), an error in the console each time a deck opens; it adds nothing to a slideshow. Nor do
+# jupyterlab-rise's own JupyterLab plugin (the "render as slideshow" button, for JupyterLab's
+# page) and jupyterlab_pygments (CSS for class-styled pygments HTML: the kit's outputs style
+# theirs inline): each is scripts the page fetched and ran before the first slide.
+NOT_IN_SLIDESHOW = {"@jupyter-notebook", "jupyterlab-rise", "jupyterlab_pygments"}
+# Jupyter server extensions installed beside JupyterLab that a slideshow does not use, left out
+# of present's server (less to import and start before the first slide): jupyter-lsp (it looks
+# for language servers at start, running `npm prefix -g`, which a stopped server left behind,
+# spinning), terminals, and Notebook 7's pages with their shim (JupyterLab's own page at /lab
+# stays, with its notebook editor)
+NOT_IN_SERVER = ("jupyter_lsp", "jupyter_server_terminals", "notebook", "notebook_shim")
 
 
 def slideshow_extensions(folder: Path) -> Path:
@@ -154,7 +164,7 @@ class Server:
 
     def _command(self, extensions: Path) -> list[str]:
         """The command line of this server's JupyterLab, and so what no config can change."""
-        cmd = [sys.executable, "-c", nbs.SERVER_BOOT, "--no-browser",   # `jupyter lab`
+        cmd = [sys.executable, "-m", "workshop.tools.present.boot", "--no-browser",  # jupyter lab
                f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
                # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
                # its parent's, or its subclass's) put them on every interface
@@ -167,9 +177,7 @@ class Server:
                f"--FileCheckpoints.checkpoint_dir={self.runtime / 'checkpoints'}",
                f"--RiseApp.labextensions_path={extensions}",
                "--ServerApp.jpserver_extensions=workshop.tools.present.extension=True",
-               # jupyter-lsp looks for language servers at start (it runs `npm prefix -g`,
-               # which a stopped server left behind, spinning): a slideshow needs none
-               "--ServerApp.jpserver_extensions=jupyter_lsp=False",
+               *(f"--ServerApp.jpserver_extensions={name}=False" for name in NOT_IN_SERVER),
                # the command line outranks every Jupyter config file: none can turn XSRF off
                "--ServerApp.disable_check_xsrf=False",
                # nor lift the output rate limits (Jupyter's defaults): a cell that prints 50 MB
@@ -204,7 +212,7 @@ class Server:
             try:
                 self.api("/api/status")
             except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.25)
+                time.sleep(0.05)   # (a refused connection costs nothing; the answer is awaited)
                 continue
             self.refuse_without_token()
             return
@@ -231,15 +239,27 @@ class Server:
         return f"{self.base}/rise/{rel}?token={self.token}"
 
     def opener(self, url: str) -> str:
-        """A file:// address for the browser that redirects to `url`: the browser's command
-        line (which `ps` shows) then holds no token; the file is readable by this user only."""
+        """A file:// address for the browser that leads to `url`: the browser's command line
+        (which `ps` shows) then holds no token; the file is readable by this user only. present
+        opens it as the server starts, so the browser starts beside the server: the page asks
+        the server's /api (its version: no token, nothing of the presenter's) every 100 ms
+        and goes on to `url` at the first answer, when the server serves the deck."""
         import html
         page = self.log.with_suffix(".open.html")
+        href = html.escape(url, quote=True)
+        base = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(url))
+        go, probe = (json.dumps(u).replace("</", "<\\/") for u in (url, base + "/api"))
         fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"<!doctype html><meta http-equiv='refresh' "
-                    f"content='0;url={html.escape(url, quote=True)}'>"
-                    f"<a href='{html.escape(url, quote=True)}'>open the deck</a>\n")
+            f.write(f"<!doctype html><meta charset='utf-8'><title>present</title>"
+                    f"<noscript><meta http-equiv='refresh' content='0;url={href}'></noscript>"
+                    f"<p id='w'>The slideshow is starting (<a href='{href}'>open the deck</a>)"
+                    f"</p><script>var t0 = Date.now(); (function ask() {{ fetch({probe}, "
+                    "{mode: 'no-cors', cache: 'no-store'}).then(function () { "
+                    f"location.replace({go}); }}, function () {{ if (Date.now() - t0 > 120000)"
+                    " document.getElementById('w').textContent = 'No answer from the server "
+                    "yet: see the terminal where present runs.'; setTimeout(ask, 100); }); "
+                    "})();</script>\n")
         os.chmod(page, 0o600)
         return page.resolve().as_uri()
 
@@ -283,6 +303,16 @@ def prune(folder: Path) -> None:
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
+def refuse_what_cannot_be_shown(path: Path) -> None:
+    """What the build refuses (a cell that would show notes on the slide) is refused here too,
+    and XLA_FLAGS that would kill the kernel in the setup cell: a KitError."""
+    from ..xla_flags import xla_flags_problem
+    nbs.check_inputs([path])
+    flags = xla_flags_problem()
+    if flags:
+        raise errors.KitError(flags)
+
+
 def main(deck: str | None, port: int | None = None, open_browser: bool = True,
          rehearse: bool = False, byline: dict[str, str | None] | None = None) -> int:
     """`present DECK`; `byline`: the title slide's presenter, event and date as given on the
@@ -297,17 +327,19 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
                               "that present serves: copy the deck into decks/ (or "
                               "`python -m workshop "
                            "compose` a talk there)")
-    from ..xla_flags import xla_flags_problem
-    nbs.check_inputs([path])      # what the build refuses (a cell that would show notes on the
-    flags = xla_flags_problem()   # slide) is refused here too, and XLA_FLAGS that would kill
-    if flags:                     # the kernel in the setup cell
-        raise errors.KitError(flags)
     rel = path.relative_to(paths.ROOT).as_posix()
     t0 = time.monotonic()
     from . import rehearse as rh
     log = rh.log_path(path) if rehearse else None
     from .extension import byline_for
     server = Server(port, rehearsal=log, byline=byline_for(byline or {}))
+    try:   # the server starts (2 s or more) while the deck is checked
+        refuse_what_cannot_be_shown(path)
+    except BaseException:
+        server.stop()
+        raise
+    if open_browser:   # the browser starts beside the server, on a page that waits for it
+        webbrowser.open(server.opener(server.rise_url(rel)))
 
     from ..processes import end_on_hangup
     end_on_hangup()   # the terminal closed or a kill: stop as on Ctrl-C
@@ -325,8 +357,6 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         if log is not None:
             print(f"present: rehearsing: each slide's time is recorded; Ctrl-C here ends the "
                   f"rehearsal and writes {paths.short(log.with_suffix('.md'))}", flush=True)
-        if open_browser:
-            webbrowser.open(server.opener(url))
         while server.proc.poll() is None:
             time.sleep(0.5)
         print(f"present: JupyterLab exited ({server.proc.returncode}); "
