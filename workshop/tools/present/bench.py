@@ -35,9 +35,10 @@ from .. import notebooks as nbs
 # the hook present's webbrowser runs (BROWSER): it writes the address it was given, whole
 HOOK = '#!/bin/sh\nprintf "%s" "$1" > "$0.url.tmp" && mv "$0.url.tmp" "$0.url"\n'
 # the first slide drawn: RISE's present slide shows the deck's title (its first heading) in
-# the window. The page looks every POLL ms and answers with the time it saw it (ms since the
-# epoch, the machine's clock): the bench's own traffic with the browser stays small (Playwright
-# runs beside the page on the same cores, and a look each frame cost a second of CPU a run).
+# the window, in its own font (not the fallback that stands in while it loads). The page looks
+# every POLL ms and answers with the time it saw it (ms since the epoch, the machine's clock):
+# the bench's own traffic with the browser stays small (Playwright runs beside the page on the
+# same cores, and a look each frame cost a second of CPU a run).
 POLL = 50
 DRAWN_JS = """(title) => {
   const s = document.querySelector('.reveal .slides section.present');
@@ -46,6 +47,7 @@ DRAWN_JS = """(title) => {
   if (!h) return false;
   const r = h.getBoundingClientRect();
   return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight
+    && document.fonts.check(getComputedStyle(h).font)
     && performance.timeOrigin + performance.now();
 }"""
 # when the RISE page's HTML had come (ms since the epoch), read once the slide is drawn
