@@ -401,7 +401,9 @@ def test_the_printer_sees_no_font_but_the_pinned_ones():
 # (a test that compares handouts/ before and after lives here, beside the one test that writes a
 # stray into it: scripts/test's workers run a file whole, so they never overlap)
 def _snapshot():
-    return {p.name: p.read_bytes() for p in handouts.HANDOUTS.iterdir()}
+    # every file under handouts/, the presenter's pack in its folder included
+    return {p.relative_to(handouts.HANDOUTS).as_posix(): p.read_bytes()
+            for p in sorted(handouts.HANDOUTS.rglob("*")) if p.is_file()}
 
 
 def test_missing_browser_one_line_nonzero_and_handouts_untouched():

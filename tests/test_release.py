@@ -75,6 +75,7 @@ def test_a_release_refuses_a_stale_handout_and_tags_nothing(clone):
     deck.write_text(deck.read_text().replace("# Run it first\\n", "# Run it first!\\n", 1))
     git(clone, "commit", "-qam", "a deck changed, its handouts not rebuilt")
     refused(release(clone), "stale: handouts/01-run-it-first.slides.pdf, "
-                            "handouts/01-run-it-first.pdf: run scripts/build")
+                            "handouts/01-run-it-first.pdf, "
+                            "handouts/presenter/01-run-it-first.card.pdf: run scripts/build")
     tags = git(clone, "tag", "-l", "v2099.2.*")
     assert tags == ""
