@@ -190,6 +190,46 @@ def setup_index(nb) -> int:
 
 
 @dataclass
+class CodeNames:
+    """The names a code cell's source uses (IPython's % and ! lines left out; none for source
+    that does not parse): what it reads, binds (assigned, defined, imported), imports, imports
+    from the kit (`from workshop… import`), and binds only inside a function or handler (its
+    arguments, an `except … as` name)."""
+    reads: set
+    binds: set
+    imports: set
+    kit: set
+    local: set
+
+
+def code_names(source: str) -> CodeNames:
+    import ast
+    text = "\n".join(line for line in source.split("\n")
+                     if not line.lstrip().startswith(("%", "!")))
+    out = CodeNames(set(), set(), set(), set(), set())
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return out
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (out.reads if isinstance(n.ctx, ast.Load) else out.binds).add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.binds.add(n.name)
+        elif isinstance(n, ast.arg):
+            out.local.add(n.arg)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.local.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names = {(a.asname or a.name).split(".")[0] for a in n.names}
+            out.imports |= names
+            if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "workshop":
+                out.kit |= names
+    out.binds |= out.imports
+    return out
+
+
+@dataclass
 class Section:
     title: str
     start: int   # index of its `## ` slide cell

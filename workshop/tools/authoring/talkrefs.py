@@ -22,7 +22,6 @@ is a reference across a section's edge; each kind is judged against where the ta
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import re
 from collections import defaultdict
@@ -186,27 +185,10 @@ def _cell_hits(t: Talk, cell) -> list[tuple[re.Match, str]]:
 
 
 def _code_names(source: str) -> tuple[set[str], set[str], set[str]]:
-    """(names it reads, names it binds, names it imports from the kit) of a code cell."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set(), set(), set()
-    reads, binds, kit = set(), set(), set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name):
-            (reads if isinstance(n.ctx, ast.Load) else binds).add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            binds.add(n.name)
-        elif isinstance(n, ast.arg):
-            binds.add(n.arg)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            names = {(a.asname or a.name).split(".")[0] for a in n.names}
-            binds |= names
-            if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "workshop":
-                kit |= names
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            binds.add(n.name)
-    return reads, binds, kit
+    """(names it reads, names it binds, names it imports from the kit) of a code cell; a
+    function's arguments and an except's name count as bound (read inside, bound there)."""
+    names = nbs.code_names(source)
+    return names.reads, names.binds | names.local, names.kit
 
 
 def _spoken(c) -> bool:

@@ -16,7 +16,6 @@ that ends inside a section must bind nothing that the rest of that section's cel
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
 from ...config import PACING_THRESHOLD
@@ -106,23 +105,9 @@ def page_keys(nb, slides) -> dict:
 # ---- a cut must not break what follows it
 
 def _bound_and_read(source: str) -> tuple[set[str], set[str], set[str]]:
-    """The names a cell binds, those it binds by import, and those it reads (IPython's % and !
-    lines left out)."""
-    text = "\n".join(line for line in source.split("\n")
-                     if not line.lstrip().startswith(("%", "!")))
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return set(), set(), set()
-    bound, imported, read = set(), set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return bound | imported, imported, read
+    """The names a cell binds, those it binds by import, and those it reads."""
+    names = nbs.code_names(source)
+    return names.binds, names.imports, names.reads
 
 
 def _cells(nb, slides, a: int, b: int):
