@@ -206,25 +206,30 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         # a browser, or the rare (a kill, a flood, a read-only disk) and the hub, is slow too:
         # -m 'not slow' is the inner loop, with no notebook, build, browser or server
-        if any(item.get_closest_marker(m) for m in ("browser", "robust", "hub")):
+        if any(item.get_closest_marker(m) for m in ("browser", "robust", "hub", "sizes")):
             item.add_marker(pytest.mark.slow)
-    # the quick suite (scripts/test) leaves out the tests that the kit survives the rare, and
-    # the classroom hub's (they run only as root); they run with --full, with -m robust or
-    # -m hub (CI runs both after the quick suite), or named one by one
+    # the quick suite (scripts/test) leaves out the tests that the kit survives the rare, the
+    # classroom hub's (they run only as root) and decks 02–06 measured again at the two larger
+    # sizes; they run with --full, with -m robust, -m hub or -m sizes (CI runs all three after
+    # the quick suite), or named one by one
     if _whole_suite(config) and not FULL:
-        rare = [item for item in items if item.get_closest_marker("robust")
-                or item.get_closest_marker("hub")]
+        rare = [item for item in items
+                if any(item.get_closest_marker(m) for m in LEFT_OUT)]
         if rare:
             config.hook.pytest_deselected(items=rare)
             left_out = set(rare)
             items[:] = [item for item in items if item not in left_out]
 
 
+# what the quick run leaves out (pyproject.toml's markers say why)
+LEFT_OUT = ("robust", "hub", "sizes")
+
+
 def pytest_terminal_summary(terminalreporter, config):
     # (under xdist the workers leave them out, and the summary does not count them)
     if not _is_worker(config) and _whole_suite(config) and not FULL:
-        terminalreporter.write_line("the robust and hub tests were left out (the quick run): "
-                                    "scripts/test -m 'robust or hub' runs them, "
+        terminalreporter.write_line("the robust, hub and sizes tests were left out (the quick "
+                                    "run): scripts/test -m 'robust or hub or sizes' runs them, "
                                     "scripts/test --full all")
 
 

@@ -107,6 +107,7 @@ def test_doctor_accepts_the_pythons_the_kit_claims_and_names_them_otherwise(caps
         assert r.failed and f"{v[0]}.{v[1]} (the kit runs on Python {names})" in out
 
 
+@pytest.mark.robust   # (the README's -m robust: doctor on an ASCII terminal)
 def test_doctor_on_a_terminal_that_shows_only_ascii_speaks_ascii():
     # an old console or PYTHONIOENCODING=ascii: the marks become ok/XX, and any other character
     # the tools print that the terminal cannot show becomes ?, never a UnicodeEncodeError

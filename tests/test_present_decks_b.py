@@ -3,16 +3,24 @@ from __future__ import annotations
 
 import pytest
 from test_present_decks_a import half
-from test_present_slides import test_deck_opens_in_rise_and_every_slide_fits as _fits
+from test_present_slides import look_at_deck
 
 from workshop.tools import notebooks as nbs
+from workshop.tools.present.driver import SIZES
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,
                                                   deck):
-    _fits(chromium, presenting, executed_decks, runs, deck)
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[:1])
+
+
+@pytest.mark.sizes
+@pytest.mark.browser
+@pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
+def test_every_slide_fits_at_the_other_sizes(chromium, presenting, executed_decks, runs, deck):
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[1:])
 
 
 def test_every_deck_is_looked_at_in_one_file_or_the_other():

@@ -26,6 +26,7 @@ from workshop.tools.present import rehearse
 from workshop.tools.present.driver import (
     NEXT_JS,
     SHOTS,
+    SIZES,
     STEP_JS,
     close_session,
     counter,
@@ -75,6 +76,13 @@ def test_every_page_script_is_javascript_a_browser_parses(chromium):
 @pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)   # 02–06: its twin in
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_present_decks
                                                   executed_decks, runs, deck):
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES)
+
+
+def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes):
+    """`deck` opened in RISE and every slide measured at each of `sizes` (deck 01, which
+    `present 01` opened, run live at the first), its keys walked, nothing off this machine
+    asked for, no console error, no cell failed."""
     # The deck present opened runs every code cell from the slideshow, as the presenter does
     # (the kernel-side truth of every cell of every deck is test_notebooks' fresh-kernel run);
     # the others show that run's outputs, which is what a slide's layout depends on.
@@ -139,7 +147,8 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_
         old.unlink(missing_ok=True)   # (an earlier run's picture of a problem since mended)
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
 
-    problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb))
+    problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb),
+                                   sizes=sizes)
     # real keys, a few on every deck: a fragment, down a stack and on to the next section,
     # each one step (test_keys_step_deck_01_one_at_a_time…: one deck, every step)
     keys_walk(page, nb, key_window(nb), 6, 4, f"{deck.stem}: keys")

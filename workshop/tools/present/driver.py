@@ -392,8 +392,8 @@ def key_window(nb, length: int = 6) -> int:
 # ---------------------------------------------------------------------------- every slide
 
 def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
-                        talk_path: list[int]) -> list[str]:
-    """Each slide of the deck, all fragments shown, at each of SIZES (its cells run at the
+                        talk_path: list[int], sizes=SIZES) -> list[str]:
+    """Each slide of the deck, all fragments shown, at each of `sizes` (its cells run at the
     first when `run`): what is wrong, as 'deck slide N at WxH: problem'; the middle size walks
     back from the last slide, where the first size ended. Screenshots (the first two slides, and
     any with a problem) go to SHOTS. A slide of `talk_path` (slide numbers) that needs the wheel
@@ -403,7 +403,7 @@ def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
     labels = [counter(i, n_slides, len(talk_path)) for i in range(1, n_slides + 1)]
     limits = {**LIMITS, "talk": talk_path, "labels": labels}
     problems, checked = [], False   # (checked: the hashchange events of a walk)
-    for k, (w, h) in enumerate(SIZES):
+    for k, (w, h) in enumerate(sizes):
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_function(FITS_JS, arg=[w, h], timeout=10_000, polling=200)
         size = f"{w}x{h}"
@@ -415,7 +415,7 @@ def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
             problems += _walk_back(page, deck, n_slides, limits, size, shot)
             continue
         page.evaluate(FIRST_JS)
-        live = run and (w, h) == SIZES[0]
+        live = run and k == 0
         problems += _step_through(page, deck, n_slides, limits, live, size, shot)
         if live or n_slides <= 2:
             continue
