@@ -369,7 +369,8 @@ q4 = Task(LAB, 4, "A transformation with aux output", _check_transformation, [
     "the next function in the stack, store is where the aux output goes, and what gen "
     "returns is what the transformed function returns.",
     "Call f(*args), flatten what it returns with jax.tree.flatten, store one of the two "
-    "results, return the other. This is api_util.flatten_fun_nokwargs.",
+    "results, return the other. api_util.flatten_fun_nokwargs does this, after unflattening "
+    "the inputs.",
     "On a cache hit lu.cache does not call your generator: it copies the stores it kept from "
     "the first call. So the only place the tree may live is `store`.",
 ], takes="flatten_outputs")
