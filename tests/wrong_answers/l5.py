@@ -154,6 +154,13 @@ def _custom_jvp_sqrt(a):        # the loop's derivative replaced by a rule
     return root(a)
 
 
+def _custom_root_sqrt(a):       # the loop's derivative replaced by custom_root's implicit rule
+    def solve(f, x0):
+        return jax.lax.while_loop(lambda x: jnp.abs(f(x)) > 1e-6 * a,
+                                  lambda x: x - f(x) / (2 * x), x0)
+    return jax.lax.custom_root(lambda x: x * x - a, a, solve, lambda g, y: y / g(1.0))
+
+
 def _bisection(a):              # another method: bisection, 60 halvings (no division by x)
     def step(i, lohi):
         lo, hi = lohi
@@ -427,6 +434,7 @@ WRONG = {
            W(_exp_log_start, "uses exp, log"),
            W(_callback_start, "calls back into Python (pure_callback)"),
            W(_custom_jvp_sqrt, "custom derivative rule (custom_jvp_call)"),
+           W(_custom_root_sqrt, "custom derivative rule (custom_root)"),
            W(_bisection, "at a=2.0 the gradient is 0.707107"),
            W(_rsqrt_newton, "is not Newton's: at a = 2, one step takes x = 0.5 to 0.625"),
            W(_newton_from_exp2_log2, "uses exp2"),

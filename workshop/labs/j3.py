@@ -70,7 +70,8 @@ _LSE_MODERATE = (_rng.normal(size=6) * 2.0).astype(np.float32)
 # the minimum overflows on one of them; only the maximum keeps every exp at most 1
 _LSE_LARGE = np.array([0.0, 998.5, 1000.0, 999.0, 990.0, -3.0], np.float32)
 _LSE_SMALL = np.array([-1100.0, -1001.0, -1003.5, -1090.0, -1010.0, -1000.0], np.float32)
-# near float32's limit: every exp(x) is finite (exp(88.7) is not), their sum is not
+# near float32's limit (exp(88.7) is finite, exp(88.73) is inf): every exp(x) is finite, their
+# sum is not
 _LSE_EDGE = np.array([87.9, 87.6, 80.0, 87.8, 0.0, 87.7], np.float32)
 _LSE_EXTREME = (("on large inputs", _LSE_LARGE),
                 ("on inputs just below float32's limit for exp", _LSE_EDGE),
