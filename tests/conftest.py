@@ -206,12 +206,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         # a browser, or the rare (a kill, a flood, a read-only disk) and the hub, is slow too:
         # -m 'not slow' is the inner loop, with no notebook, build, browser or server
-        if any(item.get_closest_marker(m) for m in ("browser", "robust", "hub", "sizes")):
+        if any(item.get_closest_marker(m) for m in ("browser", "robust", "hub", "thorough")):
             item.add_marker(pytest.mark.slow)
     # the quick suite (scripts/test) leaves out the tests that the kit survives the rare, the
-    # classroom hub's (they run only as root) and decks 02–06 measured again at the two larger
-    # sizes; they run with --full, with -m robust, -m hub or -m sizes (CI runs all three after
-    # the quick suite), or named one by one
+    # classroom hub's (they run only as root) and the thorough (the quick run's proofs over more
+    # cases); they run with --full, with -m robust, -m hub or -m thorough (CI runs all three
+    # after the quick suite), or named one by one
     if _whole_suite(config) and not FULL:
         rare = [item for item in items
                 if any(item.get_closest_marker(m) for m in LEFT_OUT)]
@@ -222,14 +222,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 # what the quick run leaves out (pyproject.toml's markers say why)
-LEFT_OUT = ("robust", "hub", "sizes")
+LEFT_OUT = ("robust", "hub", "thorough")
 
 
 def pytest_terminal_summary(terminalreporter, config):
     # (under xdist the workers leave them out, and the summary does not count them)
     if not _is_worker(config) and _whole_suite(config) and not FULL:
-        terminalreporter.write_line("the robust, hub and sizes tests were left out (the quick "
-                                    "run): scripts/test -m 'robust or hub or sizes' runs them, "
+        terminalreporter.write_line("the robust, hub and thorough tests were left out (the quick "
+                                    "run): scripts/test -m 'robust or hub or thorough' runs them, "
                                     "scripts/test --full all")
 
 

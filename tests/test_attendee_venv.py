@@ -2,7 +2,9 @@
 the package index, then `pip install -e .`, nothing else) runs every lab's attendee copy top to
 bottom with no traceback from the kit: only the starters' own NotImplementedError, and a verdict
 from every check. This is what catches a package the labs import but pyproject.toml does not
-declare (J3's matplotlib, J4's rich were)."""
+declare (J3's matplotlib, J4's rich were). It runs the attendee copies of the decks too, each
+section after the setup cell alone (deck 01's in the quick run, the others' under -m thorough),
+and finds every module any copy imports."""
 from __future__ import annotations
 
 import json
@@ -48,6 +50,7 @@ def plain_kernel(tmp_path_factory):
     assert jax.returncode == 0, jax.stderr
     kit = _install(venv, "-e", str(paths.ROOT))
     assert kit.returncode == 0, kit.stderr
+    PLAIN["python"] = venv / "bin" / "python"
     spec = root / "share" / "jupyter" / "kernels" / "plain-venv"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
@@ -62,6 +65,7 @@ def plain_kernel(tmp_path_factory):
         os.environ["JUPYTER_PATH"] = old
 
 
+PLAIN: dict = {}   # the plain venv's python, once made
 SHEETS = sorted(paths.EXERCISES.glob("*.ipynb"))
 
 
@@ -123,3 +127,83 @@ def test_the_kernel_is_the_plain_venv(plain_kernel, tmp_path):
     prefix, where = ran.cells[0].outputs[0]["text"].split()[:2]
     assert prefix != sys.prefix and prefix.endswith("venv"), prefix
     assert where.startswith(str(paths.ROOT)), where   # the README's editable install
+
+
+# ---------------------------------------------------------------------------- the decks' copies
+
+COPIES = sorted(paths.ATTENDEE_DECKS.glob("*.ipynb"))
+
+
+def with_resets(nb) -> list:
+    """`nb`'s cells with a cell that forgets every name and runs the setup cell again before
+    each section (as execute.with_section_resets, but kept in what the run gives back)."""
+    setup = nb.cells[nbs.setup_index(nb)].source
+    starts = {sec.start for sec in nbs.sections(nb)[1:]}
+    return [cell for i, c in enumerate(nb.cells) for cell in (
+        [nbformat.v4.new_code_cell(execute.RESET + setup), c] if i in starts else [c])]
+
+
+@pytest.fixture(scope="module")
+def plain_deck_runs(plain_kernel):
+    """{copy: (why the run stopped early, or "", its cells as they ran)}: deck 01's copy the first
+    time one is asked for, the others' together when one of them is (-m thorough). One kernel
+    for a group, every name forgotten and the setup cell run again before each section, so
+    each section runs with the setup cell's names only."""
+    done = {}
+
+    def run(copy):
+        if copy not in done:
+            group = [copy] if copy == COPIES[0] else COPIES[1:]
+            whole, bounds = nbformat.v4.new_notebook(), []
+            for c in group:
+                if whole.cells:
+                    whole.cells.append(nbformat.v4.new_code_cell(execute.RESET))
+                start = len(whole.cells)
+                whole.cells += with_resets(nbs.read(c))
+                bounds.append((c, start, len(whole.cells)))
+            result, ran = execute.execute(whole, "the attendee copies of the decks",
+                                          paths.ATTENDEE_DECKS, allow_errors=True,
+                                          kernel_name=plain_kernel)
+            for c, start, stop in bounds:
+                stopped = result.stopped if result.stopped and result.failure.cell < stop else ""
+                done[c] = (stopped, ran.cells[start:stop])
+        return done[copy]
+    return run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("copy", [pytest.param(c, marks=[pytest.mark.thorough] if i else [])
+                                  for i, c in enumerate(COPIES)], ids=lambda p: p.stem)
+def test_a_decks_attendee_copy_runs_in_a_plain_venv(plain_deck_runs, copy):
+    stopped, cells = plain_deck_runs(copy)
+    assert not stopped, stopped
+    code = [c for c in cells if c.cell_type == "code"]
+    errors = [f"{c.source.splitlines()[0][:60]!r}: {o['ename']}: {o['evalue'][:120]}"
+              for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert errors == [], f"{copy.name} in a plain venv:\n" + "\n".join(errors)
+    assert all(c.execution_count for c in code), "a cell did not run"
+    setups = [c for c in code if c.source.endswith("workshop.setup()")]
+    assert len(setups) == len(nbs.sections(nbs.read(copy))), "a section without its reset"
+    assert all("8 CPU devices" in "".join(o.get("text", "") for o in c.get("outputs", []))
+               for c in setups)
+
+
+def top_modules(source: str) -> set[str]:
+    """The top-level packages a cell imports (`from jax.sharding import P`: jax)."""
+    import ast
+    text = "\n".join(line for line in source.split("\n")
+                     if not line.lstrip().startswith(("%", "!")))
+    return {name.split(".")[0] for n in ast.walk(ast.parse(text))
+            for name in ([a.name for a in n.names] if isinstance(n, ast.Import) else
+                         [n.module] if isinstance(n, ast.ImportFrom) and n.level == 0 else [])}
+
+
+@pytest.mark.slow
+def test_every_module_a_decks_copy_imports_is_in_the_plain_venv(plain_kernel):
+    modules = sorted({m for copy in COPIES for c in nbs.read(copy).cells if c.cell_type == "code"
+                      for m in top_modules(c.source)})
+    assert {"jax", "workshop"} <= set(modules)
+    p = subprocess.run([str(PLAIN["python"]), "-c", "import importlib.util, sys; print(' '.join("
+                        "m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))",
+                        *modules], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.split() == [], p.stdout + p.stderr

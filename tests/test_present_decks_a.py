@@ -1,5 +1,5 @@
 """Decks 02–06 in RISE, every slide measured from their executed outputs: at 1280×720 in the
-quick run, and at 1366×768 and 1920×1080 under `-m sizes` (CI's second step, and --full). The
+quick run, and at 1366×768 and 1920×1080 under `-m thorough` (CI's second step, and --full). The
 slide is laid out at 1280×720 and scaled to the window, so the quick run's size finds what does
 not fit; the others find what the scaling rounds over the edge (deck 01, run live from the
 slideshow, is measured at all three in test_present_slides.py; the server's own tests are in
@@ -28,7 +28,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_
     look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[:1])
 
 
-@pytest.mark.sizes
+@pytest.mark.thorough
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(True), ids=lambda p: p.stem)
 def test_every_slide_fits_at_the_other_sizes(chromium, presenting, executed_decks, runs, deck):

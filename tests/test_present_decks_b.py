@@ -16,7 +16,7 @@ def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_
     look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[:1])
 
 
-@pytest.mark.sizes
+@pytest.mark.thorough
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
 def test_every_slide_fits_at_the_other_sizes(chromium, presenting, executed_decks, runs, deck):

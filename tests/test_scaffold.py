@@ -91,7 +91,7 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
              "import_cycle", "60_lines", "committed_schedule", "metadata_minutes",
              "guides_timings", "index", "attendee_copies", "every_lab_source"]
     t = run(scratch, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-v",
-            "-m", "not robust and not hub and not sizes", "-k", " or ".join(about),
+            "-m", "not robust and not hub and not thorough", "-k", " or ".join(about),
             "tests/test_structure.py", "tests/test_meta.py", "tests/test_schedule.py",
             "tests/test_labs.py", "tests/test_lab_answers.py", "tests/test_lab_solutions.py",
             "tests/test_notebooks.py", "tests/test_handouts.py", "tests/test_present_decks_a.py",

@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DECKS = ROOT / "decks"
 EXERCISES = ROOT / "exercises"
 SOLUTIONS = EXERCISES / "solutions"
+# the decks as an attendee reads along in their own Jupyter: generated from DECKS by fmt
+ATTENDEE_DECKS = ROOT / "attendee" / "decks"
 LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
 BUILD = ROOT / "build"                               # every tool's own output, never committed
 

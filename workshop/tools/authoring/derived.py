@@ -7,7 +7,9 @@ a lab changes one place (its notebook) and `python -m workshop fmt` writes the r
   without the decks, and so that the build's inputs hash of every deck that draws the map
   follows it (`builder.inputs` follows imports): a deck added stales deck 01's handouts.
 - the README's table of decks and labs, and the presenter's guide's timings (`decks/README.md`),
-  between `<!-- generated … -->` and `<!-- end generated -->` lines.
+  between `<!-- generated … -->` and `<!-- end generated -->` lines;
+- the attendee copies of the decks (`attendee/decks/`, labgen.deck_copy): what an attendee
+  reads along with in their own Jupyter, rewritten whenever fmt normalises the decks.
 
 The schedule (docs/schedule.md, handouts/schedule.pdf) is derived too, but needs a browser to
 print: `python -m workshop schedule --write` or `scripts/build` write it.
@@ -97,18 +99,26 @@ def _between(text: str, rows: list[str], where: Path) -> str:
 
 def wanted() -> dict[Path, str]:
     """{file: the text it should have}."""
+    from .labgen import deck_copies
     items = phases()
     return {PHASES: phases_module(items),
             README: _between(README.read_text(encoding="utf-8"), readme_rows(items), README),
-            GUIDE: _between(GUIDE.read_text(encoding="utf-8"), guide_rows(items), GUIDE)}
+            GUIDE: _between(GUIDE.read_text(encoding="utf-8"), guide_rows(items), GUIDE),
+            **deck_copies()}
 
 
 def write(check: bool = False) -> list[str]:
     """Write the derived files that are stale (with `check`, only say which); their names."""
+    from .labgen import stray_deck_copies
     stale = []
     for path, text in wanted().items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             stale.append(paths.short(path))
             if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 paths.write_atomic(path, text.encode())
+    for path in stray_deck_copies():   # a renamed or removed deck's copy goes with it
+        stale.append(paths.short(path))
+        if not check:
+            path.unlink()
     return stale

@@ -1,4 +1,6 @@
-"""Attendee copies of the labs, generated from the single source in exercises/solutions/.
+"""Attendee copies, generated from their single source: the labs' (exercises/ from
+exercises/solutions/, by `python -m workshop labs`) and the decks' (attendee/decks/ from decks/,
+by `python -m workshop fmt`, with what else the kit derives from the decks).
 
 nbgrader's markers: the lines between `### BEGIN SOLUTION` and `### END SOLUTION` become
 `raise NotImplementedError()` at the marker's indentation; cells tagged `check` (the solution's
@@ -55,6 +57,58 @@ def attendee_copy(src: Path, nb=None):
         out.cells.append(cell)
     out.metadata.setdefault("workshop", {})["generated_from"] = paths.short(src)
     return out
+
+
+# ------------------------------------------------------------------------------ the decks
+
+def deck_target(src: Path) -> Path:
+    return paths.ATTENDEE_DECKS / src.name
+
+
+def deck_copy(src: Path, nb=None):
+    """The copy of the deck `src` an attendee reads along with in their own Jupyter (`nb`, when
+    already read): the slides' text, pictures and code and the reading cells, in order; no
+    check cell, no speaker notes (their stage directions and the plan's table with them), no
+    slideshow settings (RISE's; each cell keeps its slide type, so that its sections are the
+    deck's). A note after the title says what it is and where the explanations are.
+    A check cell binds no name a later cell reads (tests/test_attendee_decks.py), so every cell
+    left runs as it does in the deck."""
+    nb = nb if nb is not None else nbs.read(src)
+    out = copy.deepcopy(nb)
+    out.cells = []
+    for cell in nb.cells:
+        if "check" in nbs.tags(cell) or nbs.slide_type(cell) == "notes":
+            continue
+        out.cells.append(copy.deepcopy(cell))
+        if len(out.cells) == 1:
+            out.cells.append(_deck_note(src))
+    w = nb.metadata.get("workshop", {})
+    out.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
+    out.metadata["workshop"] = {"title": w.get("title", ""), "generated_from": paths.short(src)}
+    return out
+
+
+def _deck_note(src: Path):
+    import nbformat
+    cell = nbformat.v4.new_markdown_cell(
+        f"*The attendee's copy of the deck `decks/{src.name}`, to read along in your own "
+        "Jupyter: the slides' text and code, without the presenter's notes. Run the setup cell "
+        "(the first code cell) first; then any section runs on its own. What the presenter "
+        f"says is in the reading handout, `handouts/{src.stem}.pdf` in the kit.*")
+    cell.id = "attendee-copy"
+    cell.metadata["slideshow"] = {"slide_type": "-"}
+    return cell
+
+
+def deck_copies() -> dict[Path, str]:
+    """{attendee copy: its text} for every deck."""
+    return {deck_target(p): nbs.normalised(deck_copy(p)) for p in nbs.decks()}
+
+
+def stray_deck_copies() -> list[Path]:
+    """Copies in attendee/decks/ whose deck is gone (renamed or removed)."""
+    wanted = {deck_target(p) for p in nbs.decks()}
+    return sorted(p for p in paths.ATTENDEE_DECKS.glob("*.ipynb") if p not in wanted)
 
 
 SOLUTIONS_JSON = paths.ROOT / "workshop" / "labs" / "solutions.json"

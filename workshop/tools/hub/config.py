@@ -36,8 +36,9 @@ c.JupyterHub.template_vars = {"announcement_login": (
     "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code.")}
 
 c.JupyterHub.spawner_class = "localprocess"
-# the attendee's own copy of decks/ and exercises/ in ~/workshop, made as the attendee (never
-# as root, in a folder the attendee controls), each file once: what they changed stays theirs
+# the attendee's own copy of the decks (attendee/decks/) and exercises/ in ~/workshop, made as
+# the attendee (never as root, in a folder the attendee controls), each file once: what they
+# changed stays theirs
 c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'cp -Rn "$WORKSHOP_HUB_MATERIALS/." "$HOME/workshop/"; '
                  'exec jupyterhub-singleuser "$@"', "jupyterhub-singleuser"]

@@ -1,7 +1,8 @@
 """`python -m workshop hub`: the workshop on a JupyterHub on this machine, for attendees whose
 laptop cannot run the kit's kernel. They open the hub in a browser and log in with a name and
-the workshop's code; each gets a server of their own with their own copy of decks/ and
-exercises/ and the kit's kernel (eight fake CPU devices, the pinned JAX).
+the workshop's code; each gets a server of their own with their own copy of the decks
+(attendee/decks/, as decks/) and exercises/ and the kit's kernel (eight fake CPU devices, the
+pinned JAX).
 
 How attendees are kept apart: each name is a system user (`ws-NAME`) whose home only it can
 open, and its server and kernels run as that user (JupyterHub's LocalProcessSpawner), so an
@@ -59,8 +60,9 @@ STATE = Path(os.environ.get("WORKSHOP_HUB_STATE", "/var/lib/jax-core-workshop-hu
 IDLE_MINUTES = 60
 NOBODY = 65534
 CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a whiteboard
-MATERIALS = [("decks", "*.ipynb"), ("decks", "*.css"), ("decks", "README.md"),
-             ("exercises", "*.ipynb")]   # the attendee copies, not exercises/solutions/
+# (what the attendee's folder holds, what it is copied from): the attendee copies of the decks
+# (no check cells, no speaker notes) and of the labs (not exercises/solutions/)
+MATERIALS = [("decks", "attendee/decks/*.ipynb"), ("exercises", "exercises/*.ipynb")]
 MAX_ATTENDEES = 500
 
 
@@ -96,7 +98,7 @@ def _kit_hash() -> str:
         if p.is_file() and "__pycache__" not in p.parts:
             h.update(str(p.relative_to(paths.ROOT)).encode() + p.read_bytes())
     for folder, pattern in MATERIALS:
-        for p in sorted((paths.ROOT / folder).glob(pattern)):
+        for p in sorted(paths.ROOT.glob(pattern)):
             h.update(f"{folder}/{p.name}".encode() + p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -219,7 +221,7 @@ def _copy_materials(venv: Path) -> None:
     materials = venv / "materials.new"
     shutil.rmtree(materials, ignore_errors=True)
     for folder, pattern in MATERIALS:
-        for p in sorted((paths.ROOT / folder).glob(pattern)):
+        for p in sorted(paths.ROOT.glob(pattern)):
             (materials / folder).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, materials / folder / p.name)
     shutil.rmtree(venv / "materials", ignore_errors=True)
