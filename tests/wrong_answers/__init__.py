@@ -17,3 +17,17 @@ class W:
     def __post_init__(self):
         if not (isinstance(self.says, str) and self.says.strip()):
             raise ValueError(f"a wrong answer names what its message says, not {self.says!r}")
+
+
+# Hostile answers (issue 53): values that claim to equal everything. A check that compared the
+# answer's value with its own by the answer's `==` or `!=` would take any of them; the checks
+# compare what they hold (workshop.labs.exact).
+def _claims_all(base):
+    return type(f"Liar{base.__name__.capitalize()}", (base,), {
+        "__eq__": lambda self, other: True, "__ne__": lambda self, other: False,
+        "__hash__": base.__hash__ if base.__hash__ is not None else object.__hash__,
+        "__repr__": lambda self: f"{base.__name__}({base.__repr__(self)})"})
+
+
+LiarInt, LiarFloat, LiarSet, LiarDict, LiarList, LiarTuple = map(
+    _claims_all, (int, float, set, dict, list, tuple))

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from workshop.labs import j1
-from wrong_answers import W
+from wrong_answers import LiarInt, LiarSet, W
 
 
 def _starter(*args, **kwargs):
@@ -252,7 +252,8 @@ WRONG = {
            W(np.float64(5.0), "whole number, not float64"), W([5], "whole number, not list"),
            W(2, "too few"), W(1, "too few"), W(10, "too many"),
            W(np.float32(5.0), "whole number, not float32"), W((5,), "whole number, not tuple"),
-           W(5.5, "whole number, not float")],
+           W(5.5, "whole number, not float"),
+           W(LiarInt(0), "0 is too few")],   # hostile: claims to equal every count
     "q2": [W(_starter, "not done yet"),
            W(_count_lines, "it says 6; the jaxpr has 3 top-level"),
            W(_count_deep, "it says 7; the jaxpr has 4 top-level"),
@@ -272,7 +273,8 @@ WRONG = {
            W(_count_np_args, "it says 3; the jaxpr has 4 top-level"),
            W(_count_no_casts, "it says 3; the jaxpr has 4 top-level"),
            W(_count_under_disable_jit, "it says 6; the jaxpr has 4 top-level"),
-           W(_count_stablehlo_ops, "it says 4; the jaxpr has 3 top-level")],
+           W(_count_stablehlo_ops, "it says 4; the jaxpr has 3 top-level"),
+           W(lambda f, *a: LiarInt(9), "it says 9; the jaxpr has 3 top-level")],   # hostile
     "q3": [W(_starter, "not done yet"),
            W(_weak_by_python_type, "disagrees about input 0 (bool)"),
            W(_weak_scalars_not_bool, "disagrees about input 1 (ArrayImpl)"),
@@ -290,7 +292,9 @@ WRONG = {
            W(_weak_first_only, "disagrees about input 2 (float)"),
            W(_weak_numbers_number, "disagrees about input 2 (float32)"),
            W(_weak_exact_python_type, "disagrees about input 0 (Level)"),   # an IntEnum
-           W(_weak_scalar_avals, "disagrees about input 2 (float32)")],
+           W(_weak_scalar_avals, "disagrees about input 2 (float32)"),
+           W(lambda f, *a: LiarSet(), "disagrees about input 1 (float)"),     # hostile: the set
+           W(lambda f, *a: {LiarInt(7)}, "disagrees about input 1 (float), input 7")],  # an item
     "q4": [W(_starter, "not done yet"), W(j1.clip_or_zero, "jit still refuses it"),
            W(_clip_only, "where the original gives [0.0, 0.0, 0.0]"),
            W(_branch_swapped, "where the original gives [1.0, -1.0, 0.5]"),

@@ -18,6 +18,7 @@ from .framework import (
     as_now,
     call_as,
     close,
+    exact,
     first_line,
     fits,
     guarded,
@@ -26,5 +27,5 @@ from .framework import (
 )
 
 __all__ = ["CALLBACKS", "STUCK", "KernelState", "Task", "Verdict", "Wrong",
-           "all_eqns", "as_array", "as_now", "call_as", "close", "first_line", "fits", "guarded",
-           "raised_in_attendee_code", "solution_code"]
+           "all_eqns", "as_array", "as_now", "call_as", "close", "exact", "first_line", "fits",
+           "guarded", "raised_in_attendee_code", "solution_code"]

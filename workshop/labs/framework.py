@@ -436,6 +436,39 @@ def solution_code(lab: str, number: int) -> str:
     return blocks[lab][number - 1]
 
 
+def exact(value):
+    """`value` as the plain value it claims to be, to compare with the check's own: a subclass
+    of int, float or str (or of a NumPy scalar or array) becomes its base type's value, and a
+    list, tuple, set, frozenset or dict of them is rebuilt of plain values, so that no
+    `__eq__`, `__ne__` or `__hash__` of the answer's decides a comparison (a value that claims
+    to equal everything is judged by what it holds). Anything else is returned as it is.
+
+    >>> class Liar(int):
+    ...     def __eq__(self, other): return True
+    ...     def __ne__(self, other): return False
+    ...     __hash__ = int.__hash__
+    >>> Liar(3) != 4, exact(Liar(3)) != 4
+    (False, True)
+    >>> type(exact({Liar(1): [Liar(2)]})[1][0])
+    <class 'int'>
+    """
+    import numpy as np
+    if isinstance(value, bool):
+        return bool(value)
+    for base in (int, float, str):   # (the base's own conversion, not the subclass's)
+        if isinstance(value, base):
+            return getattr(base, f"__{base.__name__}__")(value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        arr = np.asarray(value).view(np.ndarray)
+        return arr[()] if isinstance(value, np.generic) else arr
+    if isinstance(value, dict):
+        return {exact(k): exact(v) for k, v in value.items()}
+    for base in (list, tuple, set, frozenset):
+        if isinstance(value, base):
+            return base(exact(v) for v in value)
+    return value
+
+
 def close(a, b, tol=1e-5) -> bool:
     import numpy as np
     a, b = np.asarray(a), np.asarray(b)
