@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from workshop.labs import j2
-from wrong_answers import W
+from wrong_answers import LiarInt, W
 
 BACKEND = "/jax/core/compile/backend_compile_duration"
 
@@ -521,7 +521,8 @@ WRONG = {
            W(count_log_compiles_left_on, "jax_log_compiles set to True"),
            W(count_cache_misses_left_on, "jax_explain_cache_misses set to True"),
            W(count_scalar_never_unregistered, "your listener is still registered"),
-           W(count_plain_events, "your count says 0")],
+           W(count_plain_events, "your count says 0"),
+           W(lambda fn: (fn(), LiarInt(1))[1], "your count says 1")],   # hostile: equals all
     "q2": [W(None, "give a set of names"), W(set(j2.CAUSES), "not this set"),
            W(j2._TRUE - {"weak_decay"}, "not this set"),
            W(j2._TRUE | {"numpy_batches"}, "not this set"),

@@ -12,7 +12,7 @@ from jax._src import core
 from jax._src import linear_util as lu
 from jax._src.core import eval_jaxpr  # imported by name before any check could patch it
 
-from wrong_answers import W
+from wrong_answers import LiarInt, W
 
 
 def _starter(*args, **kwargs):
@@ -597,6 +597,8 @@ WRONG = {
         W(count_no_tuples, "missing ['exp', 'neg']"),
         W(count_loop_iterations, "miscounted ['add', 'cos', 'mul']"),
         W(count_from_text, "miscounted ['mul', 'tanh']"),
+        # hostile: every name, each count a value that claims to equal any count
+        W(lambda closed: {k: LiarInt(0) for k in _count_stack(closed)}, "miscounted ['"),
     ],
     "q3": [
         W(["exp", "sin", "mul", "add", "log"], "['mul'] cannot run now"),

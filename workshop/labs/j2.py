@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import KernelState, Task, Wrong, as_array, call_as
+from . import KernelState, Task, Wrong, as_array, call_as, exact
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -173,6 +173,7 @@ def _check_counting(count_compiles) -> str:
         _left_for_everyone(f"after counting {what}, your count_compiles", state, 2)
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             raise Wrong(f"count_compiles should return an int, it returned {type(got).__name__}")
+        got = exact(got)   # (what it holds, not what its own __ne__ says)
         if got != want and counted and got == counted + want:
             raise Wrong(f"for {what}, XLA compiled {want} time(s) but your count says {got}: "
                         f"these {want} plus the {counted} counted on the calls before. Count "
@@ -189,6 +190,7 @@ def _check_counting(count_compiles) -> str:
         f(x)
         inner.append(count_compiles(lambda: g(x)))
     got = count_compiles(outer)
+    inner, got = exact(inner), exact(got)
     if inner != [1] or got != 2:
         raise Wrong("for a count_compiles called inside the fn of another, XLA compiled 1 "
                     f"time in the inner call and 2 in the outer, but your counts say "
@@ -230,6 +232,7 @@ def _check_causes(causes) -> str:
     causes = list(causes)
     if not all(isinstance(c, str) for c in causes):
         raise Wrong("give the suspects by their names in j2.CAUSES (strings)")
+    causes = exact(causes)   # (str subclasses as the names they hold)
     unknown = set(causes) - set(CAUSES)
     if unknown:
         raise Wrong(f"unknown name(s) {sorted(unknown)}: pick names from j2.CAUSES")

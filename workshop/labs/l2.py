@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src import core
 
-from . import Task, Wrong, as_array, close, first_line, raised_in_attendee_code
+from . import Task, Wrong, as_array, close, exact, first_line, raised_in_attendee_code
 from .l2_programs import (
     _COUNT_CASES,
     _EVAL_CASES,
@@ -171,6 +171,7 @@ def _check_count(count_prims) -> str:
         if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
                    for n in got.values()):
             raise Wrong("the values should be whole numbers: how many equations apply it")
+        got = Counter(exact(dict(got)))   # (what they hold, not what their own __eq__ says)
         if got != want:
             missing = sorted(set(want) - set(got))
             wrong = sorted(k for k in want if k in got and got[k] != want[k])
@@ -221,6 +222,7 @@ def _check_split(prediction) -> str:
     prediction = list(prediction)
     if not all(isinstance(p, str) for p in prediction):
         raise Wrong("the prediction should hold primitive names as strings, e.g. 'exp'")
+    prediction = exact(prediction)
     known, whole = _reference("split", _split)
     got, want, every = Counter(prediction), Counter(known), Counter(whole)
     if got != want:
