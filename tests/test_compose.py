@@ -9,12 +9,15 @@ decks list them in section order), not copied here."""
 from __future__ import annotations
 
 import copy
+import html
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -37,10 +40,10 @@ def _deck(key: str):
     return path, nbs.read(path)
 
 
-def _compose(out, *specs, title="Why did my jit recompile?", extra=()):
+def _compose(out, *specs, title="Why did my jit recompile?", extra=(), cwd=paths.ROOT):
     return subprocess.run([sys.executable, "-m", "workshop", "compose", str(out), "--title",
                            title, *extra, *specs], capture_output=True, text=True,
-                          cwd=paths.ROOT, timeout=120)
+                          cwd=cwd, timeout=120)
 
 
 def _flagged(stdout: str) -> list[str]:
@@ -148,7 +151,7 @@ def test_a_talk_that_needs_no_flags_gets_none(tmp_path):
     assert p.returncode == 0, p.stderr
     assert _flagged(p.stdout) == [] and "no cell points outside the talk" in p.stdout
     # a talk outside the kit's folder is not sent to present, which serves only that folder
-    assert "scripts/present" not in p.stdout and "present serves only that folder" in p.stdout
+    assert "scripts/present" not in p.stdout and "present serves only the kit's folder" in p.stdout
 
 
 def _refs(picks):
@@ -261,22 +264,43 @@ def _one_line(p, says):
     assert p.stderr.strip().count("\n") == 0 and says in p.stderr, p.stderr
 
 
+def _tree(folder: Path) -> dict:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
-    before = sorted(paths.DECKS.iterdir())
-    _one_line(_compose("decks/99-mytalk.ipynb", CUSTOM),
-              "decks/ holds the kit's own decks")
-    assert sorted(paths.DECKS.iterdir()) == before
+    # the folders the kit's tools read or rewrite, directly or through a link (reliability C14;
+    # fmt removes any notebook of attendee/decks/ that is not a deck's copy)
+    (tmp_path / "into-decks").symlink_to(paths.DECKS)
+    for out, says, folder in [
+            ("decks/99-mytalk.ipynb", "decks/ holds the kit's own decks", paths.DECKS),
+            (tmp_path / "into-decks" / "99-mytalk.ipynb", "decks/ holds", paths.DECKS),
+            ("attendee/decks/t.ipynb", "attendee/ holds what fmt writes", paths.ATTENDEE_DECKS),
+            ("exercises/t.ipynb", "exercises/ holds the labs", paths.EXERCISES)]:
+        before = _tree(folder)
+        p = _compose(out, CUSTOM)
+        after = _tree(folder)
+        for made in after.keys() - before.keys():   # a failure leaves the kit as it was
+            made.unlink()
+        assert after == before, out
+        _one_line(p, says)
+    (tmp_path / "nowhere").symlink_to(tmp_path / "gone")
+    _one_line(_compose(tmp_path / "nowhere" / "t.ipynb", CUSTOM), "is a link to nothing")
+    # a write that fails after the stylesheets (the notebook's temporary name is too long for
+    # the file system, its own and the stylesheets' are not): what this run made goes again
+    _one_line(_compose(tmp_path / "new" / ("x" * 244 + ".ipynb"), CUSTOM), "cannot write")
+    assert not (tmp_path / "new").exists()
     (tmp_path / "dir.ipynb").mkdir()
     _one_line(_compose(tmp_path / "dir.ipynb", CUSTOM, extra=["--force"]), "is a folder")
     (tmp_path / "afile").write_text("mine")
     _one_line(_compose(tmp_path / "afile" / "t.ipynb", CUSTOM), "is a file, not a folder")
     assert (tmp_path / "afile").read_text() == "mine"
     # a folder no one may write in, root included: /proc takes no new files
-    _one_line(_compose("/proc/talk.ipynb", CUSTOM), "cannot write it")
+    _one_line(_compose("/proc/talk.ipynb", CUSTOM), "cannot write")
     if os.geteuid() != 0:                     # a folder without write permission
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
-        _one_line(_compose(locked / "t.ipynb", CUSTOM), "cannot write it")
+        _one_line(_compose(locked / "t.ipynb", CUSTOM), "cannot write")
         assert list(locked.iterdir()) == []
 
 
@@ -293,7 +317,32 @@ def test_the_title_is_text_in_the_html_and_markdown(tmp_path):
     assert nb.metadata.workshop.title == title
 
 
+def _as_rendered(markdown: str) -> tuple[str, str]:
+    """The HTML the handouts' Markdown renderer makes of `markdown`, and its text."""
+    from workshop.tools.builder import render
+    out = render.markdown(markdown)
+    return out, html.unescape(re.sub(r"<[^>]+>", "", out)).strip()
+
+
+def test_the_title_reads_as_typed_where_markdown_renders_it(tmp_path):
+    # not only tags: emphasis, a link, code, TeX, a heading's closing #s are the user's text
+    out = tmp_path / "t.ipynb"
+    title = r"a_b *em* [x](javascript:alert(1)) `c` $x^2$ ~~s~~ C# ## \ & <b>"
+    p = _compose(out, CUSTOM, title=title)
+    assert p.returncode == 0, p.stderr
+    nb = nbs.read(out)
+    shown, text = _as_rendered(nb.cells[0].source.splitlines()[0])
+    assert text == title, shown
+    assert not re.search(r"<(em|a|code|b|del|strong)\b", shown), shown
+    notes, text = _as_rendered(nb.cells[2].source.split("\n\n")[0])    # the title's notes
+    assert text.startswith(title + ": ") and "<b>" not in notes, notes
+    # a title is one line: a line break would start a slide heading of its own
+    _one_line(_compose(tmp_path / "u.ipynb", CUSTOM, title="One\n## Two"), "one line of text")
+    assert not (tmp_path / "u.ipynb").exists()
+
+
 def test_the_stylesheets_already_beside_the_talk_are_kept(tmp_path):
+    # reliability C13: compose replaced both, --force or not, without a word
     (tmp_path / "rise.css").write_text("/* presenter's own rise.css */\n")
     (tmp_path / "talk2.css").write_text("/* my talk2 css */\n")
     for extra in ((), ("--force",)):
@@ -302,11 +351,54 @@ def test_the_stylesheets_already_beside_the_talk_are_kept(tmp_path):
         assert (tmp_path / "rise.css").read_text() == "/* presenter's own rise.css */\n"
         assert (tmp_path / "talk2.css").read_text() == "/* my talk2 css */\n"
         assert "kept the rise.css already there" in p.stdout
-    # a folder without them gets the kit's
+        assert "kept the talk2.css already there" in p.stdout
+        # only what --force allowed is replaced, and compose says so
+        assert ("replaced the talk2.ipynb that was there" in p.stdout) == bool(extra), p.stdout
+    talk = (tmp_path / "talk2.ipynb").read_bytes()
+    _one_line(_compose(tmp_path / "talk2.ipynb", CUSTOM), "exists (pass --force")
+    assert (tmp_path / "talk2.ipynb").read_bytes() == talk
+    # a folder without them gets the kit's, and a notebook anyone may read, as the umask says
     p = _compose(tmp_path / "new" / "t.ipynb", CUSTOM)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "new" / "rise.css").read_bytes() == (paths.DECKS / "rise.css").read_bytes()
     assert (tmp_path / "new" / "t.css").is_file() and "kept" not in p.stdout
+    mask = os.umask(0)
+    os.umask(mask)
+    for name in ("t.ipynb", "t.css", "rise.css"):
+        assert (tmp_path / "new" / name).stat().st_mode & 0o777 == 0o666 & ~mask, name
+
+
+def test_a_stylesheet_that_is_not_a_file_is_one_line_and_nothing_is_written(tmp_path):
+    # found before writing: once, a folder named rise.css failed after the talk was written,
+    # and a link to nothing was written through, wherever it pointed
+    (tmp_path / "a" / "rise.css").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "t.css").mkdir()
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "rise.css").symlink_to(tmp_path / "elsewhere.css")
+    for folder, says in [("a", "rise.css is a folder"), ("b", "t.css is a folder"),
+                         ("c", "rise.css is a link to nothing")]:
+        before = sorted((tmp_path / folder).iterdir())
+        _one_line(_compose(tmp_path / folder / "t.ipynb", CUSTOM), says)
+        assert sorted((tmp_path / folder).iterdir()) == before, folder
+    assert not (tmp_path / "elsewhere.css").exists()
+
+
+def test_the_advice_names_what_present_accepts(tmp_path):
+    # the scripts start in the kit's folder: the paths compose prints are read from there, and
+    # present serves that folder only, where Jupyter shows no hidden folder (reliability C16)
+    scratch = Path(tempfile.mkdtemp(prefix="compose-", dir=paths.BUILD))
+    try:
+        p = _compose(f"{scratch.name}/t.ipynb", CUSTOM, cwd=paths.BUILD)
+        assert p.returncode == 0, p.stderr
+        said = re.search(r"present it with scripts/present (\S+)$", p.stdout.strip())
+        assert said and (paths.ROOT / said[1]).resolve() == scratch / "t.ipynb", p.stdout
+        assert f"scripts/build {said[1]};" in p.stdout
+        p = _compose(scratch / ".hidden" / "t.ipynb", CUSTOM)
+        assert p.returncode == 0, p.stderr
+        assert "scripts/present" not in p.stdout and "no hidden folder (.hidden)" in p.stdout
+    finally:
+        shutil.rmtree(scratch)
 
 
 @pytest.mark.slow

@@ -8,10 +8,15 @@ the presenter's plan (`talk.with_plan`), with `--thesis` the course's thesis sli
 quote), the chosen sections in order (copied whole; an appendix section becomes talk), and a
 closing `## Key points` slide made of the decks' own key points for those sections, with notes
 that say them; every cell with a fresh id. Beside it, `rise.css` and the stylesheet RISE asks
-for, unless the folder has them already (a presenter's edited stylesheet is theirs). Then it
-prints the talk-time estimate, which objective and key points each section got, and every cell
-that points outside the talk (`talkrefs`), for the speaker to fix. The composed deck runs,
-presents and prints like any deck: `scripts/build OUT.ipynb`, `scripts/present OUT.ipynb`.
+for, unless the folder has them already (a presenter's edited stylesheet is theirs: it is kept,
+`--force` or not, and compose says so). Then it prints the talk-time estimate, which objective
+and key points each section got, and every cell that points outside the talk (`talkrefs`), for
+the speaker to fix. The composed deck runs, presents and prints like any deck:
+`scripts/build OUT.ipynb`, `scripts/present OUT.ipynb` (present serves the kit's folder only).
+
+What compose writes is decided before it writes anything: an output it may not write is one
+line and nothing written; what it writes is whole or, if a write fails, removed again. The title
+is the one string the user gives: it is plain text wherever HTML or Markdown reads it.
 """
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ import copy
 import html
 import math
 import os
-import tempfile
+import re
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +134,16 @@ def _closing(picks: list[Pick], points: list[tuple[str, list[str]]]) -> list:
                 f"workshop kit.\n\n{said}", "notes")]
 
 
+# what Markdown (JupyterLab's marked, the handouts' mistune) or its TeX reads as markup inside a
+# line: each is escaped with a backslash; < > & become entities, which both read as the character
+MARKUP = re.compile(r"([\\`*_\[\]#!|~$])")
+
+
+def as_markdown(text: str) -> str:
+    """`text` as Markdown that shows it as typed: no tag, entity, emphasis, link, code or math."""
+    return html.escape(MARKUP.sub(r"\\\1", text), quote=False)
+
+
 @dataclass
 class Composed:
     nb: object
@@ -145,9 +161,8 @@ def compose(title: str, picks: list[Pick], thesis: talkframe.Thesis | None = Non
     nb = nbformat.v4.new_notebook()
     nb.nbformat, nb.nbformat_minor = 4, 5
     nb.metadata = copy.deepcopy(first.metadata)
-    shown = html.escape(title, quote=False)
     nb.metadata.rise.footer = (f"<span class='workshop-footer'>JAX Core, From the Inside · "
-                               f"{shown}</span>")
+                               f"{html.escape(title, quote=False)}</span>")
     frames = _frames(picks)
     body, origin = [], []
     for k, p in enumerate(picks):
@@ -165,7 +180,7 @@ def compose(title: str, picks: list[Pick], thesis: talkframe.Thesis | None = Non
     rest = talk.estimate("", opening + body + closing).minutes
     minutes = 0     # the title slide's own share, estimated with a draft of itself
     for _ in range(3):
-        head = _head(shown, minutes, frames, setup, len(picks))
+        head = _head(as_markdown(title), minutes, frames, setup, len(picks))
         total = talk.estimate("", head).minutes + rest
         if math.ceil(total) == minutes:
             break
@@ -185,50 +200,103 @@ def compose(title: str, picks: list[Pick], thesis: talkframe.Thesis | None = Non
                     {c["id"]: o for c, o in zip(body, origin)}, frames)
 
 
+# folders whose notebooks the kit's own tools read, rewrite or remove: no talk goes there
+KIT_FOLDERS = [
+    (paths.DECKS, "decks/ holds the kit's own decks, which the tests and the build read"),
+    (paths.ATTENDEE_DECKS.parent, "attendee/ holds what fmt writes for attendees, and fmt "
+                                  "removes any other notebook there"),
+    (paths.EXERCISES, "exercises/ holds the labs, which the tests and the build read")]
+
+
 def _target(out: str, force: bool) -> Path:
     """The talk's path, once it is one compose may write: one line for each that is not."""
     path = Path(out)
     if path.suffix != ".ipynb":
         raise errors.KitError(f"{out}: the talk is a notebook; name it NAME.ipynb")
-    if path.resolve().is_relative_to(paths.DECKS.resolve()):
-        raise errors.KitError(f"{out}: decks/ holds the kit's own decks, which the tests and "
-                              f"the build read; write the talk elsewhere, e.g. talks/{path.name}")
+    for folder, why in KIT_FOLDERS:   # resolved: a link into them is refused too
+        if path.resolve().is_relative_to(folder.resolve()):
+            raise errors.KitError(f"{out}: {why}; write the talk elsewhere, e.g. "
+                                  f"talks/{path.name}")
     if path.is_dir():
         raise errors.KitError(f"{out} is a folder: name the talk's notebook inside it, e.g. "
                               f"{path / 'talk.ipynb'}")
-    folder = next(p for p in [path.parent, *path.parent.parents] if p.exists() or p == Path())
-    if folder.exists() and not folder.is_dir():
+    folder = next(p for p in [path.parent, *path.parent.parents] if os.path.lexists(p))
+    if not folder.exists():
+        raise errors.KitError(f"{out}: {folder} is a link to nothing, not a folder")
+    if not folder.is_dir():
         raise errors.KitError(f"{out}: {folder} is a file, not a folder")
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:
         raise errors.KitError(f"{out} exists (pass --force to overwrite it)")
     return path
 
 
-def _write(path: Path, nb) -> list[str]:
-    """Write the talk, then each stylesheet it needs that the folder lacks; what was kept, one
-    line each. The notebook goes through a file beside it, renamed into place: a write that
-    fails leaves what was there."""
+def _stylesheets(path: Path) -> tuple[list[tuple[Path, bytes]], list[str]]:
+    """The stylesheets to write beside the talk (those its folder lacks), and a line for each
+    one there that differs from what compose would write. Those are the presenter's (rise.css
+    styles every talk in the folder): kept, `--force` or not. Decided before anything is written:
+    a folder or a dangling link where a stylesheet goes is one line."""
+    own = (f"/* {path.stem}: jupyterlab-rise asks for a stylesheet named after the deck; the "
+           "styles are in rise.css beside it. */\n").encode()
+    new, kept = [], []
+    try:
+        kit = (paths.DECKS / "rise.css").read_bytes()
+        for css, text, why in [
+                (path.parent / "rise.css", kit, "not the kit's: delete it to get decks/rise.css"),
+                (path.with_suffix(".css"), own, "compose writes it only where there is none")]:
+            if not os.path.lexists(css):
+                new.append((css, text))
+            elif not css.exists() or not css.is_file():
+                what = "a folder" if css.is_dir() else "a link to nothing"
+                raise errors.KitError(f"{paths.short(css)} is {what}, where the talk's "
+                                      "stylesheet goes: move it, or write the talk elsewhere")
+            elif css.read_bytes() != text:
+                kept.append(f"kept the {css.name} already there ({why})")
+    except OSError as e:
+        raise errors.KitError(f"cannot read {e.filename}: {e.strerror or e}") from None
+    return new, kept
+
+
+def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
+    """The missing folders, the new stylesheets, then the talk (`paths.write_atomic`: whole or
+    the old one kept). A stylesheet is created, never written over one that appeared since the
+    check. If any write fails (or is interrupted), what this run made is removed again."""
+    made: list[Path] = []
+    folders = [p for p in [path.parent, *path.parent.parents] if not os.path.lexists(p)]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(nbs.normalised(nb))
-        os.replace(tmp, path)
-        kept = []
-        kit = (paths.DECKS / "rise.css").read_bytes()
-        own = path.with_suffix(".css")
-        for css, text in [(path.parent / "rise.css", kit),
-                          (own, f"/* {path.stem}: jupyterlab-rise asks for a stylesheet named "
-                                "after the deck; the styles are in rise.css beside it. */\n"
-                                .encode())]:
-            if not css.exists():
-                css.write_bytes(text)
-            elif css.name == "rise.css" and css.read_bytes() != kit:
-                kept.append(f"kept the {css.name} already there (not the kit's: delete it to "
-                            "get decks/rise.css)")
-    except OSError as e:
-        raise errors.KitError(f"{path}: cannot write it ({e.strerror or e})") from None
-    return kept
+        for name, text in css:
+            with open(name, "xb") as f:
+                made.append(name)
+                f.write(text)
+        paths.write_atomic(path, nbs.normalised(nb))
+    except BaseException as e:
+        for p in made:
+            p.unlink(missing_ok=True)
+        for p in folders:   # the deepest first; one that is not empty stays
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        if isinstance(e, OSError):
+            where = paths.short(Path(e.filename).absolute()) if e.filename else path
+            raise errors.KitError(f"cannot write {where}: {e.strerror or e} (nothing written)"
+                                  ) from None
+        raise
+
+
+def _advice(path: Path) -> str:
+    """How to run and present the talk, with paths as the scripts read them (they start in the
+    kit's folder); present serves only that folder, and Jupyter no hidden folder in it."""
+    where = path.resolve()
+    run = f"run it with scripts/build {paths.short(where)}"
+    if not where.is_relative_to(paths.ROOT):
+        return (f"{run}; present serves only the kit's folder, {paths.ROOT}: to present the "
+                f"talk, compose it there (e.g. talks/{path.name})")
+    hidden = [p for p in where.relative_to(paths.ROOT).parts[:-1] if p.startswith(".")]
+    if hidden:
+        return (f"{run}; present cannot show it: Jupyter shows no hidden folder ({hidden[0]}): "
+                f"to present the talk, compose it elsewhere in the kit (e.g. talks/{path.name})")
+    return f"{run}; present it with scripts/present {paths.short(where)}"
 
 
 def _report(out: str, path: Path, c: Composed, picks: list[Pick], refs: list[str]) -> None:
@@ -254,30 +322,39 @@ def _report(out: str, path: Path, c: Composed, picks: list[Pick], refs: list[str
             print(f"  {r}")
     else:
         print("compose: no cell points outside the talk")
-    if path.resolve().is_relative_to(paths.ROOT.resolve()):
-        print(f"compose: run it with scripts/build {out}; present it with scripts/present {out}")
-    else:   # present serves the kit's folder only
-        print(f"compose: run it with scripts/build {out}; to present it, compose it inside the "
-              f"kit's folder (e.g. talks/{path.name}): present serves only that folder")
+    print(f"compose: {_advice(path)}")
+
+
+def _title(title: str) -> str:
+    """The title as given, once it is one line of text."""
+    if not title.strip():
+        raise errors.KitError("--title is empty: give the talk a title")
+    if any(unicodedata.category(ch) == "Cc" for ch in title):
+        raise errors.KitError("--title has a line break or another control character: a title "
+                              "is one line of text")
+    return title.strip()
 
 
 def main(out: str, title: str, specs: list[str], force: bool = False,
          thesis: bool = False) -> int:
-    if not title.strip():
-        raise errors.KitError("--title is empty: give the talk a title")
+    title = _title(title)
     path = _target(out, force)
     decks = {p: nbs.read(p) for p in nbs.decks()}
     picks = parse(specs, decks)
     th = talkframe.thesis(decks) if thesis else None
     if th and any(p.deck.stem == th.deck and p.section.start == th.start for p in picks):
         raise errors.KitError(f"--thesis: “{th.title}” of {th.deck} is in the talk already")
-    c = compose(title.strip(), picks, th)
+    c = compose(title, picks, th)
     bad = talk.problems(c.nb) + nbs.audience_problems(c.nb)
     if bad:   # the sections come from checked decks: this is the kit's bug, not the user's
         raise RuntimeError("compose made a deck the kit rejects: " + "; ".join(bad))
     refs = talkrefs.references(c.nb, picks, c.origin, talkrefs.shared_names(decks))
-    kept = _write(path, c.nb)
+    css, kept = _stylesheets(path)
+    replaced = os.path.lexists(path)   # (only with --force: _target refused it otherwise)
+    _write(path, c.nb, css)
     _report(out, path, c, picks, refs)
+    if replaced:
+        print(f"compose: replaced the {path.name} that was there (--force)")
     for line in kept:
         print(f"compose: {line}")
     return 0
