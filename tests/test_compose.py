@@ -325,7 +325,8 @@ def _as_rendered(markdown: str) -> tuple[str, str]:
 
 
 def test_the_title_reads_as_typed_where_markdown_renders_it(tmp_path):
-    # not only tags: emphasis, a link, code, TeX, a heading's closing #s are the user's text
+    # not only tags: emphasis, a link, code, a heading's closing #s are the user's text (TeX
+    # too, here; the slideshow's MathJax typesets it, as in any cell)
     out = tmp_path / "t.ipynb"
     title = r"a_b *em* [x](javascript:alert(1)) `c` $x^2$ ~~s~~ C# ## \ & <b>"
     p = _compose(out, CUSTOM, title=title)
@@ -339,6 +340,29 @@ def test_the_title_reads_as_typed_where_markdown_renders_it(tmp_path):
     # a title is one line: a line break would start a slide heading of its own
     _one_line(_compose(tmp_path / "u.ipynb", CUSTOM, title="One\n## Two"), "one line of text")
     assert not (tmp_path / "u.ipynb").exists()
+
+
+@pytest.mark.browser
+def test_the_title_runs_no_script_and_shows_as_typed_in_the_slideshow(chromium, presenting,
+                                                                       tmp_path):
+    # reliability C12: the footer's <img onerror> ran when the slideshow opened
+    from workshop.tools.present.driver import slideshow
+    title = 'T <img src=x onerror="window.ran = 1"> & *em* [x](y) </span>'
+    p = _compose(tmp_path / "t.ipynb", CUSTOM, title=title)
+    assert p.returncode == 0, p.stderr
+    folder = Path(tempfile.mkdtemp(prefix="compose-", dir=paths.BUILD))   # present serves the kit
+    try:
+        with slideshow(chromium, presenting["url"], nbs.read(tmp_path / "t.ipynb"),
+                       folder / "t.ipynb") as page:
+            page.wait_for_timeout(1000)     # an image's error comes after its request
+            assert page.evaluate("() => window.ran") is None
+            assert page.locator("img[src='x']").count() == 0
+            footer = page.locator(".workshop-footer").first.text_content()
+            assert footer == f"JAX Core, From the Inside · {title}"
+            h1 = page.locator(".reveal section.present h1").first.text_content()
+            assert h1.rstrip("¶") == title, h1
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_the_stylesheets_already_beside_the_talk_are_kept(tmp_path):

@@ -134,13 +134,15 @@ def _closing(picks: list[Pick], points: list[tuple[str, list[str]]]) -> list:
                 f"workshop kit.\n\n{said}", "notes")]
 
 
-# what Markdown (JupyterLab's marked, the handouts' mistune) or its TeX reads as markup inside a
-# line: each is escaped with a backslash; < > & become entities, which both read as the character
-MARKUP = re.compile(r"([\\`*_\[\]#!|~$])")
+# what Markdown (JupyterLab's marked, the handouts' mistune) reads as markup inside a line: each
+# is escaped with a backslash; < > & become entities, which both read as the character. A $ is
+# left alone: no renderer makes it a tag, and the slideshow's MathJax reads the page, not the
+# Markdown, so TeX in a title is typeset there as in any cell
+MARKUP = re.compile(r"([\\`*_\[\]#~])")
 
 
 def as_markdown(text: str) -> str:
-    """`text` as Markdown that shows it as typed: no tag, entity, emphasis, link, code or math."""
+    """`text` as Markdown that shows it as typed: no tag, entity, emphasis, link or code."""
     return html.escape(MARKUP.sub(r"\\\1", text), quote=False)
 
 
