@@ -280,9 +280,9 @@ def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
             except OSError:
                 break
         if isinstance(e, OSError):
-            where = paths.short(Path(e.filename).absolute()) if e.filename else path
-            raise errors.KitError(f"cannot write {where}: {e.strerror or e} (nothing written)"
-                                  ) from None
+            where = paths.short(Path(e.filename).absolute()) if e.filename else "it"
+            raise errors.KitError(f"{paths.short(path.absolute())}: cannot write {where}: "
+                                  f"{e.strerror or e} (nothing written)") from None
         raise
 
 
