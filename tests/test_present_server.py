@@ -7,6 +7,7 @@ writable /tmp, a path through dot-dot, and a build of the deck on show. The RISE
 server that served it stopped with Ctrl-C, are in test_present_slides.py."""
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -15,7 +16,9 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -106,19 +109,147 @@ def test_a_jupyter_config_cannot_turn_off_xsrf_and_one_without_a_token_is_refuse
             return e.code
     assert delete({}) == 403                      # refused: XSRF is checked
     assert delete({"X-XSRFToken": xsrf}) == 404   # the same request from the page itself
-    # a config that turns the token off: present refuses to serve, in one line
+
+
+class _Stranger(threading.Thread):
+    """Another local user from the first millisecond of a present: asks the port present
+    names, without the token, as soon as it accepts a connection (the contents API: the
+    checkout listed, or a file written), and lists every port that present's processes
+    listen on while it runs."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.port, self.proc, self.done = port, None, threading.Event()
+        self.answers, self.listening = [], set()
+
+    def run(self):
+        import psutil
+        while not self.done.is_set():
+            if self.proc is not None:
+                try:
+                    tree = [psutil.Process(self.proc.pid)]
+                    tree += tree[0].children(recursive=True)
+                    self.listening |= {(c.laddr.ip, c.laddr.port) for p in tree
+                                       for c in p.net_connections("inet")
+                                       if c.status == psutil.CONN_LISTEN}
+                except psutil.Error:
+                    pass
+            if len(self.answers) < 5 and port_open(self.port):
+                try:
+                    r = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/contents/",
+                                               timeout=30)
+                    self.answers.append(r.status)
+                except urllib.error.HTTPError as e:
+                    self.answers.append(e.code)
+                except OSError:
+                    pass
+            time.sleep(0.001)
+
+
+# Jupyter configs of the presenter's that would weaken present's server: those the command
+# line outranks are overridden (served, with present's token alone), the others refused before
+# the server listens
+TOKEN_OFF = {"IdentityProvider": {"token": ""}}
+CONFIGS = {"token off": (TOKEN_OFF, None),
+           "token off, the old way, XSRF off": (
+               {"ServerApp": {"token": "", "disable_check_xsrf": True}}, None),
+           "its own fixed token": ({"IdentityProvider": {"token": "my-own-fixed-token-123"}},
+                                   None),
+           "a token-less identity provider": (
+               {"ServerApp": {"identity_provider_class":
+                              "jupyter_server.auth.identity.IdentityProvider"}, **TOKEN_OFF},
+               None),
+           "XSRF off in tornado_settings": (
+               {"ServerApp": {"tornado_settings": {"disable_check_xsrf": True}}},
+               "turns off the server's XSRF check")}
+
+
+@pytest.mark.parametrize("case", CONFIGS)
+def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
+    config, refused = CONFIGS[case]
     cfg = tmp_path / "jupyter"
     cfg.mkdir()
-    (cfg / "jupyter_server_config.json").write_text(
-        json.dumps({"IdentityProvider": {"token": ""}}))
+    (cfg / "jupyter_server_config.json").write_text(json.dumps(config))
     port = free_port()
-    p = subprocess.run([sys.executable, "-m", "workshop", "present", "01", "--no-browser",
-                        "--port", str(port)], capture_output=True, text=True, timeout=180,
-                       cwd=paths.ROOT, env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
-    assert p.returncode == 1, p.stdout + p.stderr
-    err = p.stderr.strip()
-    assert err.count("\n") == 0 and "turns off the server's token" in err, p.stderr
-    assert not port_open(port), "the server was stopped"
+    stranger = _Stranger(port)
+    stranger.start()
+    cmd = [sys.executable, "-m", "workshop", "present", "01", "--no-browser", "--port", str(port)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=paths.ROOT,
+                         env={**os.environ, "JUPYTER_CONFIG_DIR": str(cfg)})
+    stranger.proc = p
+    try:
+        if refused:   # one line, and no port was ever opened
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 1 and err.count("\n") == 1 and refused in err, out + err
+            assert "RISE at" not in out
+            assert stranger.answers == [] and stranger.listening == set(), stranger.listening
+            return
+        url = None   # served: the stranger was refused from the first answer on
+        end = time.monotonic() + 60
+        while url is None and time.monotonic() < end and p.poll() is None:
+            url = (re.findall(r"http://\S+", p.stdout.readline()) or [None])[0]
+        assert url, f"present served no URL (exit {p.poll()})"
+        assert stranger.answers and set(stranger.answers) == {403}, stranger.answers
+        token = url.split("token=")[1]
+        assert call(url.split("/rise/")[0], token, "/api/status")   # present's token works
+        if "fixed" in case:   # and the config's does not
+            with pytest.raises(urllib.error.HTTPError, match="403"):
+                call(url.split("/rise/")[0], "my-own-fixed-token-123", "/api/contents")
+    finally:
+        stranger.done.set()
+        assert stop_present(p) in (0, 1)
+    assert not port_open(port)
+
+
+class _Refuses(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):   # a server that answers, but not to present's token
+        self.send_response(403)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_that_refuses_presents_token_is_one_line_at_once(tmp_path):
+    # (guard keeps a config's own token out; should anything else make the server refuse
+    # present's, present says so at the first answer, not as "did not answer" 90 s later)
+    from workshop.tools.errors import KitError
+    from workshop.tools.present.server import Server
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuses)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    server = Server.__new__(Server)
+    server.base, server.token = f"http://127.0.0.1:{httpd.server_address[1]}", "t"
+    server.log, server.proc = tmp_path / "1.log", subprocess.Popen(["sleep", "60"])
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(KitError, match=r"^the server refuses present's own token \(403\)"):
+            server.wait_ready(timeout=30)
+        assert time.monotonic() - t0 < 5
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+        httpd.shutdown()
+
+
+def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypatch):
+    # present 07 where decks/07-….ipynb is a link to a deck outside the kit: refused as the
+    # path itself is (a link inside the kit's build/ stands for one in decks/, which the other
+    # tests running read)
+    from workshop.tools import notebooks as nbs
+    from workshop.tools.errors import KitError
+    from workshop.tools.present import server
+    out = shutil.copy(paths.DECKS / "01-run-it-first.ipynb", tmp_path / "07-link.ipynb")
+    link = paths.BUILD / f"07-link-{os.getpid()}.ipynb"
+    link.unlink(missing_ok=True)
+    link.symlink_to(out)
+    monkeypatch.setattr(nbs, "decks", lambda: [link])
+    monkeypatch.setattr(server, "Server", lambda *a, **k: pytest.fail("a server was started"))
+    try:
+        with pytest.raises(KitError, match=f"^{re.escape(str(out))} is outside the kit's folder"):
+            server.main("07", open_browser=False)
+    finally:
+        link.unlink()
 
 
 def test_present_lists_decks_and_refuses_a_wrong_name():
@@ -287,6 +418,28 @@ def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
     scratch = re.findall(r"are in (\S+) until it stops", out) or re.findall(
         r"(/\S+workshop-present-\w+)/\d+\.log", out)
     assert scratch and not os.path.exists(scratch[0]), out
+
+
+@pytest.mark.parametrize("folder", ["build/rehearsal", "build"])
+def test_a_rehearsal_that_cannot_write_its_log_is_one_line_before_anything_starts(folder):
+    # build/ (or only build/rehearsal/) read-only: every slide change would be lost (the
+    # server answered each with a 500, and the end said "no slide was shown")
+    where = paths.ROOT / folder
+    (paths.BUILD / "rehearsal").mkdir(parents=True, exist_ok=True)
+    ro = READ_ONLY[:-1] + [str(where)]
+    if not _read_only_works():
+        pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    try:
+        p = subprocess.run(ro + [sys.executable, "-m", "workshop", "present", "01", "--rehearse",
+                                 "--no-browser"], capture_output=True, text=True,
+                           cwd=paths.ROOT, timeout=90)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"present served a rehearsal it cannot record: {e.stdout}")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stdout + p.stderr
+    assert re.match(r"workshop present: --rehearse: cannot write build/rehearsal/01-run-it-first"
+                    r"-[\d-]+\.log \(Read-only file system\): the slides' times would be lost; "
+                    r"make build/rehearsal/ writable", p.stderr), p.stderr
+    assert "RISE at" not in p.stdout   # no server was started
 
 
 def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):

@@ -194,3 +194,32 @@ def test_present_refuses_a_bad_byline_before_it_starts_anything():
     assert p.returncode == 2, p
     assert p.stderr.strip().splitlines() == [
         "workshop present: --presenter: one line of text, not 'two\\nlines'"], p.stderr
+
+
+@pytest.mark.parametrize("more", [1, 2])
+def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(more):
+    # a presenter's habitual Ctrl-C Ctrl-C (or three): the later ones are told to wait, the
+    # server still stops and the report is still written
+    import signal
+
+    from workshop.tools.present.driver import base_token
+    from workshop.tools.present.server import call
+    p, url = start_present("01", free_port(), args=("--rehearse",), wait=180)
+    base, token = base_token(url)
+    for n in (1, 2, 3):   # what the slideshow's page posts on each slide change
+        call(base, token, "/workshop/rehearsal", {"slide": n, "path": "decks/01-run-it-first"})
+        time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    for _ in range(more):
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+    p.wait(60)
+    out = p.stdout.read()
+    assert p.returncode == 0, out
+    assert "present: still stopping, then the rehearsal report" in out
+    m = re.search(r"rehearsal report (build/rehearsal/\S+\.md)", out)
+    assert m, out
+    report = paths.ROOT / m.group(1)
+    assert "3 of " in report.read_text(encoding="utf-8")
+    report.unlink()
+    report.with_suffix(".log").unlink()

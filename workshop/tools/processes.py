@@ -61,6 +61,37 @@ def end_on_hangup() -> None:
         signal.signal(sig, ended)
 
 
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stop_once(note: str):
+    """Ctrl-C, a kill or the terminal closed stop the tool once: the first raises
+    KeyboardInterrupt where the tool is (so its clean-up runs, as end_on_hangup); any later one
+    prints `note` once and is otherwise ignored, so it cannot cut that clean-up short (a
+    presenter's habitual second Ctrl-C lost the rehearsal report). Returns `cleaning`: called
+    where a clean-up starts that no signal began, it answers signals with `note` from then on.
+    A clean-up must end of itself (present's: the server's stop, at most 20 s, then a kill).
+    Also where the tool was started with SIGINT ignored (a non-interactive shell's `&`)."""
+    said = []
+
+    def later(signum, frame):
+        if not said:
+            said.append(signum)
+            print(note, flush=True)
+
+    def cleaning() -> None:
+        for sig in STOPS:
+            signal.signal(sig, later)
+
+    def first(signum, frame):
+        cleaning()
+        raise KeyboardInterrupt
+
+    for sig in STOPS:
+        signal.signal(sig, first)
+    return cleaning
+
+
 def end_processes(procs, grace: float = 3.0) -> None:
     """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
     import psutil

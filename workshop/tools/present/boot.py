@@ -9,6 +9,9 @@ never uses:
   JupyterLab is told there is no Node.js, as on a machine without it, and takes npm's default
   registry. A slideshow builds nothing; nothing else in the server looks for Node.js, and the
   kernels are Pythons of their own.
+
+It adds one thing: `guard`'s check, before the server listens, that it has present's token and
+XSRF check whatever a Jupyter config says.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ def main() -> int:
         return found(command, env)
 
     process.which = which   # (before jupyterlab.commands takes its own name for it)
+    from . import guard
+    guard.install()
     from jupyterlab.labapp import main as lab
     return lab()
 

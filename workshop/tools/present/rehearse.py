@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import notebooks as nbs
 from .. import paths, talk
+from ..errors import KitError
 from . import pacing
 
 DIR = paths.BUILD / "rehearsal"
@@ -91,14 +92,33 @@ def log_path(deck: Path) -> Path:
     return DIR / f"{deck.stem}-{time.strftime('%Y%m%d-%H%M%S')}.log"
 
 
+def start_log(deck: Path) -> Path:
+    """The rehearsal's log, made before the server starts, its first line the deck: where it
+    cannot be written (a read-only build/), one line now, not a server that answers each slide
+    change with an error and a rehearsal lost."""
+    log = log_path(deck)
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"deck": paths.short(deck), "t": time.time()}) + "\n")
+    except OSError as e:
+        raise KitError(f"--rehearse: cannot write {paths.short(log)} ({e.strerror or e}): the "
+                       f"slides' times would be lost; make {paths.short(log.parent)}/ writable, "
+                       "or present without --rehearse") from None
+    return log
+
+
 def read_log(log: Path) -> list[dict]:
+    """The log's slide changes and restarts (not its first line, the deck's)."""
     out = []
     if log.exists():
         for line in log.read_text(encoding="utf-8").splitlines():
             try:
-                out.append(json.loads(line))
+                e = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if isinstance(e, dict) and "slide" in e:
+                out.append(e)
     return out
 
 
@@ -173,9 +193,12 @@ def report(nb, deck_name: str, events: list[dict], end: float) -> str:
 
 
 def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None:
-    """build/rehearsal/DECK-TIME.md beside the log; None when nothing was shown."""
+    """build/rehearsal/DECK-TIME.md beside the log; None when nothing was shown (and then no
+    log is kept either)."""
     events = [e for e in read_log(log) if isinstance(e.get("slide"), int)]
     if not any("event" not in e for e in events):
+        if not events:
+            log.unlink(missing_ok=True)
         return None
     nb = nbs.read(deck)
     out = log.with_suffix(".md")

@@ -1,10 +1,12 @@
 """`python -m workshop present [DECK]`: JupyterLab on 127.0.0.1 with a token, the deck in RISE.
 
 The server runs from this Python (the pinned env), listens on loopback only, and requires
-Jupyter's token (random, passed through the environment so it is not in `ps`). The notebook's
+Jupyter's token (random, passed through the environment so it is not in `ps`), whatever a
+Jupyter config file says: `guard` checks that in the server before it listens. The notebook's
 kernel is started before the browser opens. Autosave is off for this server (its own settings
 folder), so running cells never rewrites the committed deck. Ctrl-C, SIGTERM and SIGHUP (the
-terminal closed) all stop the server and its kernels. Each server has its own log.
+terminal closed) all stop the server and its kernels (a second one waits for that, and the
+rehearsal report). Each server has its own log.
 `--rehearse` records when each slide is shown and, when the server stops, writes the rehearsal
 report (`present.rehearse`): planned against actual minutes, per slide and per section.
 """
@@ -14,7 +16,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -178,8 +179,11 @@ class Server:
                f"--RiseApp.labextensions_path={extensions}",
                "--ServerApp.jpserver_extensions=workshop.tools.present.extension=True",
                *(f"--ServerApp.jpserver_extensions={name}=False" for name in NOT_IN_SERVER),
-               # the command line outranks every Jupyter config file: none can turn XSRF off
+               # the command line outranks every Jupyter config file: none can turn XSRF off,
+               # nor the token (guard.TokenOnly's is present's, from the environment); what
+               # the command line cannot fix, guard refuses before the server listens
                "--ServerApp.disable_check_xsrf=False",
+               "--ServerApp.identity_provider_class=workshop.tools.present.guard.TokenOnly",
                # nor lift the output rate limits (Jupyter's defaults): a cell that prints 50 MB
                # shows its first few MB and a note, and the slideshow stays responsive
                "--ServerApp.iopub_data_rate_limit=1000000",
@@ -207,10 +211,17 @@ class Server:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); "
-                                   f"see {paths.short(self.log)}")
+                self._exited()
             try:
                 self.api("/api/status")
+            except urllib.error.HTTPError as e:   # it answers, but not to present's token
+                if e.code not in (401, 403):   # (anything else: as not ready yet)
+                    time.sleep(0.05)
+                    continue
+                raise errors.KitError(
+                    f"the server refuses present's own token ({e.code}): a Jupyter config or "
+                    "extension changes how it checks who asks; see "
+                    f"{paths.short(self.log)} and `jupyter --paths`") from None
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.05)   # (a refused connection costs nothing; the answer is awaited)
                 continue
@@ -219,18 +230,30 @@ class Server:
         raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s; "
                            f"see {paths.short(self.log)}")
 
+    def _exited(self) -> None:
+        """The server ended before it answered: why, as an exception (guard's refusal of a
+        Jupyter config: its one line, a KitError)."""
+        from . import guard
+        if self.proc.returncode == guard.REFUSED:
+            self._log.flush()
+            why = guard.refusal(self.log.read_text(encoding="utf-8", errors="replace"))
+            if why:
+                raise errors.KitError(why)
+        raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); "
+                           f"see {paths.short(self.log)}")
+
     def refuse_without_token(self) -> None:
-        """A Jupyter config file can set the token to '' (c.IdentityProvider.token, or
-        ServerApp.token): then anyone on this machine could run code in the kernel. Asked
-        without the token, the server must say 403."""
+        """A second line of defence behind guard (which checks the token before the server
+        listens): asked without the token, the server must say 403, else anyone on this
+        machine could run code in the kernel."""
         try:
             urllib.request.urlopen(f"{self.base}/api/contents", timeout=10)
         except urllib.error.HTTPError as e:
             if e.code in (401, 403):
                 return
-        raise errors.KitError("a Jupyter config file turns off the server's token (a "
-                              "`token = ''` setting in jupyter_server_config, see `jupyter "
-                              "--paths`): present serves only with one; remove that setting")
+        raise errors.KitError("the server answers without its token (a Jupyter config or "
+                              "extension, see `jupyter --paths`): present serves only with "
+                              "one; remove that setting")
 
     def start_kernel_for(self, rel: str) -> None:
         session_for(self.base, self.token, rel)
@@ -321,47 +344,34 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         print("Decks (scripts/present NAME, e.g. scripts/present 01):")
         print(list_decks())
         return 0
-    path = nbs.select([deck], among=nbs.decks(), what="deck")[0]
+    # a deck by name is a path too: a link in decks/ is followed before it is judged
+    path = nbs.select([deck], among=nbs.decks(), what="deck")[0].resolve()
     if not path.is_relative_to(paths.ROOT):   # (a path, or a link, that leads out of the kit)
         raise errors.KitError(f"{path} is outside the kit's folder, {paths.ROOT}, which is all "
                               "that present serves: copy the deck into decks/ (or "
-                              "`python -m workshop "
-                           "compose` a talk there)")
+                              "`python -m workshop compose` a talk there)")
     rel = path.relative_to(paths.ROOT).as_posix()
     t0 = time.monotonic()
     from . import rehearse as rh
-    log = rh.log_path(path) if rehearse else None
+    log = rh.start_log(path) if rehearse else None   # (unwritable: one line, nothing started)
     from .extension import byline_for
     server = Server(port, rehearsal=log, byline=byline_for(byline or {}))
     try:   # the server starts (2 s or more) while the deck is checked
         refuse_what_cannot_be_shown(path)
     except BaseException:
-        server.stop()
+        _stop(server, path, log)
         raise
     if open_browser:   # the browser starts beside the server, on a page that waits for it
         webbrowser.open(server.opener(server.rise_url(rel)))
 
-    from ..processes import end_on_hangup
-    end_on_hangup()   # the terminal closed or a kill: stop as on Ctrl-C
-    # Ctrl-C stops the server even where present was started with SIGINT ignored (by a
-    # non-interactive shell's `&`, which Python then leaves ignored): it waited 30 s to be killed
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    from ..processes import stop_once
+    # Ctrl-C, a kill or the terminal closed stop the server (where present was started with
+    # SIGINT ignored too, by a non-interactive shell's `&`: it waited 30 s to be killed); a
+    # second one while it stops is told to wait, and the rehearsal report is still written
+    cleaning = stop_once("present: still stopping" + (
+        ", then the rehearsal report" if log else "") + " (a few seconds)")
     try:
-        server.wait_ready()
-        server.start_kernel_for(rel)
-        url = server.rise_url(rel)
-        print(f"present: {rel} in RISE at\n  {url}", flush=True)
-        print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
-              f"{paths.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
-              "server.", flush=True)
-        if log is not None:
-            print(f"present: rehearsing: each slide's time is recorded; Ctrl-C here ends the "
-                  f"rehearsal and writes {paths.short(log.with_suffix('.md'))}", flush=True)
-        while server.proc.poll() is None:
-            time.sleep(0.5)
-        print(f"present: JupyterLab exited ({server.proc.returncode}); "
-              f"see {paths.short(server.log)}")
-        return 1
+        return _serve(server, rel, log, t0)
     except KeyboardInterrupt:
         print("\npresent: stopping the server", flush=True)
         return 0
@@ -369,9 +379,45 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         print(f"present: {e}", file=sys.stderr)
         return 1
     finally:
-        ended_at = time.time()
-        server.stop()
-        if log is not None:
-            report = rh.write_report(path, log, ended_at)
-            print(f"present: rehearsal report {paths.short(report)}" if report else
-                  "present: rehearsal: no slide was shown, no report", flush=True)
+        cleaning()
+        _stop(server, path, log, time.time())
+
+
+def _serve(server: Server, rel: str, log: Path | None, t0: float) -> int:
+    """The server ready, the deck's kernel started, the address said; then until the server
+    ends (1) or Ctrl-C."""
+    server.wait_ready()
+    server.start_kernel_for(rel)
+    url = server.rise_url(rel)
+    print(f"present: {rel} in RISE at\n  {url}", flush=True)
+    print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
+          f"{paths.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
+          "server.", flush=True)
+    if log is not None:
+        print(f"present: rehearsing: each slide's time is recorded; Ctrl-C here ends the "
+              f"rehearsal and writes {paths.short(log.with_suffix('.md'))}", flush=True)
+    while server.proc.poll() is None:
+        time.sleep(0.5)
+    print(f"present: JupyterLab exited ({server.proc.returncode}); "
+          f"see {paths.short(server.log)}")
+    return 1
+
+
+def _stop(server: Server, path: Path, log: Path | None, ended_at: float | None = None) -> None:
+    """The server stopped; a rehearsal's report written from its log (`ended_at`: when the
+    last slide ended; None: the rehearsal never began, only its empty log goes)."""
+    server.stop()
+    if log is None:
+        return
+    from . import rehearse as rh
+    if ended_at is None:
+        rh.write_report(path, log)   # (no slide: nothing written, the log removed)
+        return
+    try:
+        report = rh.write_report(path, log, ended_at)
+    except (OSError, errors.KitError) as e:
+        print(f"present: the rehearsal report could not be written ({e}); the slides' times "
+              f"are kept in {paths.short(log)}", flush=True)
+        return
+    print(f"present: rehearsal report {paths.short(report)}" if report else
+          "present: rehearsal: no slide was shown, no report", flush=True)

@@ -1,0 +1,75 @@
+"""What `present`'s JupyterLab must be before it listens: its own token, the XSRF check on.
+Checked in the server's own process after every Jupyter config and extension has
+had its say and before the socket opens, so no moment exists when another local user could
+reach a server without them (a check over HTTP once the server answered came too late: a user
+polling for new loopback ports got in first).
+
+The token is `TokenOnly`'s, which present names on the command line (which outranks every
+config file): it takes present's random token from the environment, and no config option sets
+it (a config's `IdentityProvider.token` or `ServerApp.token` is the base class's option, not
+this one's). So a config that turns the token off, or fixes its own, changes nothing.
+What the command line cannot fix (a config's `ServerApp.tornado_settings` turning the XSRF
+check off) makes the server exit before it listens, saying why in one line that present shows.
+(Loopback needs no check here: the command line sets the address, and Jupyter itself refuses a
+config's Unix socket beside the command line's port.)
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from jupyter_server.auth.identity import IdentityProvider
+from traitlets import Unicode, default
+
+TOKEN_ENV = "JUPYTER_TOKEN"
+REFUSED = 3                          # the server's exit status when it will not listen
+MARK = "workshop-present-refused: "  # the log line, before the reason, present reads back
+
+
+class TokenOnly(IdentityProvider):
+    """present's identity provider: present's token, and no other way in (no password)."""
+
+    token = Unicode()   # (not `config=True`: no config file sets it)
+
+    @default("token")
+    def _token_default(self):
+        self.token_generated = False     # (so a deprecated ServerApp.token is ignored)
+        return os.environ.get(TOKEN_ENV, "")
+
+
+def problem(app) -> str | None:
+    """Why the server `app` must not listen (one line for the presenter), or None."""
+    token = os.environ.get(TOKEN_ENV, "")
+    who, settings = app.identity_provider, app.web_app.settings
+    if type(who) is not TokenOnly or not token or who.token != token:
+        return ("a Jupyter config changes how present's server checks who asks "
+                "(ServerApp.identity_provider_class or its token): present serves only with "
+                "its own token; remove that setting (see `jupyter --paths`)")
+    if settings.get("disable_check_xsrf") or not settings.get("xsrf_cookies"):
+        return ("a Jupyter config file turns off the server's XSRF check (ServerApp."
+                "tornado_settings: disable_check_xsrf or xsrf_cookies): present serves only "
+                "with it; remove that setting (see `jupyter --paths`)")
+    return None
+
+
+def install() -> None:
+    """Make ServerApp check `problem` before it makes its HTTP server (it binds the port
+    there: tornado's port search listens for a moment too); a problem: one MARK line and
+    exit REFUSED, no socket opened."""
+    from jupyter_server.serverapp import ServerApp
+    listen = ServerApp.init_httpserver
+
+    def init_httpserver(self) -> None:
+        why = problem(self)
+        if why:
+            print(MARK + why, file=sys.stderr, flush=True)
+            sys.exit(REFUSED)
+        listen(self)
+
+    ServerApp.init_httpserver = init_httpserver
+
+
+def refusal(log_text: str) -> str | None:
+    """The reason a server that exited REFUSED gave in its log."""
+    said = [line.split(MARK, 1)[1] for line in log_text.splitlines() if MARK in line]
+    return said[-1].strip() if said else None
