@@ -223,3 +223,46 @@ def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(more):
     assert "3 of " in report.read_text(encoding="utf-8")
     report.unlink()
     report.with_suffix(".log").unlink()
+
+
+def test_a_killed_rehearsals_kept_log_becomes_its_report(tmp_path):
+    # present killed (kill -9: none of its clean-up runs) after three slides: the log stays,
+    # and `present --report LOG` writes the report from it; what is no such log is one line
+    import signal
+    import subprocess
+    import sys
+
+    from workshop.tools.present.driver import base_token, port_open
+    from workshop.tools.present.server import call
+    port = free_port()
+    p, url = start_present("01", port, args=("--rehearse",), wait=180)
+    log = paths.ROOT / re.search(r"writes (build/rehearsal/\S+)\.md", p.stdout.readline()
+                                 + p.stdout.readline()).group(1)
+    log = log.with_suffix(".log")
+    base, token = base_token(url)
+    for n in (1, 2, 3):
+        call(base, token, "/workshop/rehearsal", {"slide": n, "path": "decks/01-run-it-first"})
+        time.sleep(0.2)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    end = time.monotonic() + 30
+    while port_open(port) and time.monotonic() < end:   # the server sees present gone
+        time.sleep(0.2)
+    assert not log.with_suffix(".md").exists() and log.exists()
+    run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
+                                    capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
+    made = run("--report", str(log))
+    try:
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert made.stdout == f"present: rehearsal report {paths.short(log.with_suffix('.md'))}\n"
+        assert re.search(r"^Started .*; 3 of \d+ slides shown;", log.with_suffix(".md").read_text(
+            encoding="utf-8"), re.M)
+    finally:
+        log.with_suffix(".md").unlink(missing_ok=True)
+        log.unlink()
+    other = tmp_path / "notes.log"
+    other.write_text("hello\n")
+    bad = run("--report", str(other))
+    assert bad.returncode == 2 and bad.stderr == (
+        f"workshop present: {other}: not a rehearsal log of present --rehearse (its first line "
+        "names the deck), or its deck is gone\n"), bad.stderr

@@ -15,7 +15,8 @@ UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT
 def cmd_build(args) -> int:
     """Execute every deck and lab solution (fresh kernels, two at a time), export handouts."""
     from .builder import pipeline
-    return pipeline.build(args.notebooks, force=args.force, pdf=not args.no_pdf)
+    return pipeline.build(args.notebooks, force=args.force, pdf=not args.no_pdf,
+                          site=args.site)
 
 
 def cmd_labs(args) -> int:
@@ -51,7 +52,8 @@ def cmd_present(args) -> int:
     from .present import server as present
     return present.main(args.deck, port=args.port, open_browser=not args.no_browser,
                         rehearse=args.rehearse, byline={"presenter": args.presenter,
-                                                        "event": args.event, "date": args.date})
+                                                        "event": args.event, "date": args.date},
+                        report=args.report)
 
 
 def cmd_hub(args) -> int:
@@ -95,6 +97,8 @@ def _build_commands(sub) -> None:
                    help="run even what is current (a PDF whose inputs are unchanged keeps its "
                         "bytes)")
     b.add_argument("--no-pdf", action="store_true", help="only execute (no browser needed)")
+    b.add_argument("--site", action="store_true",
+                   help="then the course as a web site, build/site/, from the executed notebooks")
     b.set_defaults(fn=cmd_build)
     la = sub.add_parser("labs", help="generate the attendee copies of the labs")
     la.add_argument("--check", action="store_true", help="fail if a committed copy is stale")
@@ -134,6 +138,10 @@ def _present_commands(sub) -> None:
     pr.add_argument("--rehearse", action="store_true",
                     help="record when each slide is shown; on Ctrl-C write "
                          "build/rehearsal/DECK-TIME.md (planned against actual minutes)")
+    pr.add_argument("--report", metavar="LOG",
+                    help="only write the report of a rehearsal from its kept log, "
+                         "build/rehearsal/DECK-TIME.log (where present was killed before it "
+                         "wrote it)")
     for key, example in (("presenter", "Ada Lovelace"), ("event", "PyData Berlin"),
                          ("date", "12 June 2026")):
         pr.add_argument(f"--{key}", metavar="TEXT",

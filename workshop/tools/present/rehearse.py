@@ -110,16 +110,9 @@ def start_log(deck: Path) -> Path:
 
 def read_log(log: Path) -> list[dict]:
     """The log's slide changes and restarts (not its first line, the deck's)."""
-    out = []
-    if log.exists():
-        for line in log.read_text(encoding="utf-8").splitlines():
-            try:
-                e = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(e, dict) and "slide" in e:
-                out.append(e)
-    return out
+    if not log.exists():
+        return []
+    return [e for e in _lines(log) if isinstance(e, dict) and "slide" in e]
 
 
 def actual(events: list[dict], end: float) -> dict[int, float]:
@@ -203,4 +196,34 @@ def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None
     nb = nbs.read(deck)
     out = log.with_suffix(".md")
     out.write_text(report(nb, paths.short(deck), events, end or time.time()), encoding="utf-8")
+    return out
+
+
+def report_from_log(log: Path) -> Path:
+    """`present --report LOG`: the report of a rehearsal whose present ended without writing
+    it (killed, or the machine went down); the log's first line names the deck. The last
+    slide's time is not known: it counts until the last change."""
+    first = next(iter(_lines(log)), None)
+    deck = paths.ROOT / first["deck"] if isinstance(first, dict) and "deck" in first else None
+    if deck is None or not deck.is_file():
+        raise KitError(f"{log}: not a rehearsal log of present --rehearse (its first line names "
+                       "the deck), or its deck is gone")
+    events = read_log(log)
+    out = write_report(deck, log, max((e["t"] for e in events), default=None))
+    if out is None:
+        raise KitError(f"{log}: no slide was shown in that rehearsal, no report")
+    return out
+
+
+def _lines(log: Path) -> list:
+    try:
+        text = log.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise KitError(f"{log}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
     return out

@@ -337,9 +337,15 @@ def refuse_what_cannot_be_shown(path: Path) -> None:
 
 
 def main(deck: str | None, port: int | None = None, open_browser: bool = True,
-         rehearse: bool = False, byline: dict[str, str | None] | None = None) -> int:
+         rehearse: bool = False, byline: dict[str, str | None] | None = None,
+         report: str | None = None) -> int:
     """`present DECK`; `byline`: the title slide's presenter, event and date as given on the
-    command line (None: not given; presenting.toml has the rest)."""
+    command line (None: not given; presenting.toml has the rest); `report`: a kept rehearsal
+    log to make the report of, and nothing else."""
+    if report:
+        from . import rehearse as rh
+        print(f"present: rehearsal report {paths.short(rh.report_from_log(Path(report)))}")
+        return 0
     if not deck:
         print("Decks (scripts/present NAME, e.g. scripts/present 01):")
         print(list_decks())
