@@ -92,6 +92,14 @@ def stop_once(note: str):
     return cleaning
 
 
+def ignore_stops() -> None:
+    """The tool has cleaned up and is about to exit: a late Ctrl-C is ignored (Python puts
+    the default handlers back as it shuts down, and one then killed the tool mid-exit, exit
+    status 130 after its clean-up had succeeded)."""
+    for sig in STOPS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
 def end_processes(procs, grace: float = 3.0) -> None:
     """SIGTERM `procs` (psutil.Process objects), then SIGKILL what is left after `grace`."""
     import psutil

@@ -370,7 +370,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     if open_browser:   # the browser starts beside the server, on a page that waits for it
         webbrowser.open(server.opener(server.rise_url(rel)))
 
-    from ..processes import stop_once
+    from ..processes import ignore_stops, stop_once
     # Ctrl-C, a kill or the terminal closed stop the server (where present was started with
     # SIGINT ignored too, by a non-interactive shell's `&`: it waited 30 s to be killed); a
     # second one while it stops is told to wait, and the rehearsal report is still written
@@ -387,6 +387,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     finally:
         cleaning()
         _stop(server, path, log, time.time())
+        ignore_stops()
 
 
 def _serve(server: Server, rel: str, log: Path | None, t0: float) -> int:
