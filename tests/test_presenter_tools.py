@@ -196,10 +196,11 @@ def test_present_refuses_a_bad_byline_before_it_starts_anything():
         "workshop present: --presenter: one line of text, not 'two\\nlines'"], p.stderr
 
 
-@pytest.mark.parametrize("more", [1, 2])
-def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(more):
-    # a presenter's habitual Ctrl-C Ctrl-C (or three): the later ones are told to wait, the
-    # server still stops and the report is still written
+@pytest.mark.parametrize("gaps", [(0.05,), (0.05, 0.05), (0.3, 0.3)])
+def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(gaps):
+    # a presenter's habitual Ctrl-C Ctrl-C (or three): one while it stops (the server's stop
+    # takes some 0.3 to 2 s) is told to wait; one after its clean-up is ignored (it turned a
+    # finished stop into exit 130); the server still stops and the report is still written
     import signal
 
     from workshop.tools.present.driver import base_token
@@ -210,13 +211,14 @@ def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(more):
         call(base, token, "/workshop/rehearsal", {"slide": n, "path": "decks/01-run-it-first"})
         time.sleep(0.2)
     p.send_signal(signal.SIGINT)
-    for _ in range(more):
-        time.sleep(0.3)
+    for gap in gaps:
+        time.sleep(gap)
         p.send_signal(signal.SIGINT)
     p.wait(60)
     out = p.stdout.read()
     assert p.returncode == 0, out
-    assert "present: still stopping, then the rehearsal report" in out
+    if gaps[0] < 0.1:
+        assert "present: still stopping, then the rehearsal report" in out
     m = re.search(r"rehearsal report (build/rehearsal/\S+\.md)", out)
     assert m, out
     report = paths.ROOT / m.group(1)

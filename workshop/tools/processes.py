@@ -75,9 +75,12 @@ def stop_once(note: str):
     said = []
 
     def later(signum, frame):
-        if not said:
-            said.append(signum)
-            print(note, flush=True)
+        if not said:   # (written past Python's buffer: a print interrupted by this handler
+            said.append(signum)   # would make print() in here a reentrant call, an error)
+            try:
+                os.write(1, (note + "\n").encode())
+            except OSError:
+                pass
 
     def cleaning() -> None:
         for sig in STOPS:
