@@ -206,25 +206,28 @@ def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(gaps):
     from workshop.tools.present.driver import base_token
     from workshop.tools.present.server import call
     p, url = start_present("01", free_port(), args=("--rehearse",), wait=180)
-    base, token = base_token(url)
-    for n in (1, 2, 3):   # what the slideshow's page posts on each slide change
-        call(base, token, "/workshop/rehearsal", {"slide": n, "path": "decks/01-run-it-first"})
-        time.sleep(0.2)
-    p.send_signal(signal.SIGINT)
-    for gap in gaps:
-        time.sleep(gap)
+    log = paths.ROOT / re.search(r"writes (build/rehearsal/\S+)\.md", p.stdout.readline()
+                                 + p.stdout.readline()).group(1)
+    try:
+        base, token = base_token(url)
+        for n in (1, 2, 3):   # what the slideshow's page posts on each slide change
+            call(base, token, "/workshop/rehearsal", {"slide": n, "path": "decks/01-run-it-first"})
+            time.sleep(0.2)
         p.send_signal(signal.SIGINT)
-    p.wait(60)
-    out = p.stdout.read()
-    assert p.returncode == 0, out
-    if gaps[0] < 0.1:
-        assert "present: still stopping, then the rehearsal report" in out
-    m = re.search(r"rehearsal report (build/rehearsal/\S+\.md)", out)
-    assert m, out
-    report = paths.ROOT / m.group(1)
-    assert "3 of " in report.read_text(encoding="utf-8")
-    report.unlink()
-    report.with_suffix(".log").unlink()
+        for gap in gaps:
+            time.sleep(gap)
+            p.send_signal(signal.SIGINT)
+        p.wait(60)
+        out = p.stdout.read()
+        assert p.returncode == 0, out
+        if gaps[0] < 0.1:
+            assert "present: still stopping, then the rehearsal report" in out
+        assert f"rehearsal report {paths.short(log)}.md" in out, out
+        assert "3 of " in log.with_suffix(".md").read_text(encoding="utf-8")
+    finally:
+        stop_present(p)
+        log.with_suffix(".md").unlink(missing_ok=True)
+        log.with_suffix(".log").unlink(missing_ok=True)
 
 
 def test_a_killed_rehearsals_kept_log_becomes_its_report(tmp_path):
