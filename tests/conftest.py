@@ -184,7 +184,7 @@ FIRST = ["test_scaffold.py", "test_build.py", "test_present_server.py", "test_cl
 # tests left, so the worker that takes decks_a (2 tests) takes test_notebooks with it, and the
 # other decks_b (4), then the short ones: both end at about the same time
 RUNS_FILES = ["test_present_decks_a.py", "test_notebooks.py", "test_present_decks_b.py",
-              "test_handouts.py", "test_drift.py", "test_lab_solutions.py"]
+              "test_site.py", "test_handouts.py", "test_drift.py", "test_lab_solutions.py"]
 
 
 def _order(item) -> int:

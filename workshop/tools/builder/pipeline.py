@@ -45,9 +45,27 @@ def one_build_at_a_time(what: str):
             f.truncate()
 
 
-def build(names: list[str], force: bool = False, pdf: bool = True) -> int:
-    """Execute every deck and lab solution named (all if none) and print their handouts."""
-    return Build(names, force, pdf).run()
+def build(names: list[str], force: bool = False, pdf: bool = True, site: bool = False) -> int:
+    """Execute every deck and lab solution named (all if none) and print their handouts; with
+    `site`, then make the web site from every executed notebook."""
+    status = Build(names, force, pdf).run()
+    if status == 0 and site:
+        _site()
+    return status
+
+
+def _site() -> None:
+    """The web site (builder/site.py), after a build that ran clean: its pages and time said,
+    and added to build/report.md."""
+    from . import site
+    r = site.build()
+    line = (f"build: the site in {paths.short(site.OUT)}/ ({r['pages']} pages, "
+            f"{len(r['written'])} rewritten, Sphinx {r['seconds']:.0f} s): open "
+            f"{paths.short(site.OUT / 'index.html')}")
+    with open(paths.BUILD / "report.md", "a", encoding="utf-8") as f:
+        f.write(f"\n## The site\n\n{r['pages']} pages in {paths.short(site.OUT)}/ "
+                f"({len(r['written'])} rewritten this build), Sphinx {r['seconds']:.1f} s.\n")
+    print(line)
 
 
 class Build:

@@ -1,0 +1,183 @@
+"""The course as a web site (workshop/tools/builder/site.py), built from this session's runs of
+the notebooks (the runs the other tests read, not a second execution) and read as a reader
+reads it: every internal link lands (anchors too), a real Chromium opens it from file:// and
+asks for nothing off the machine, its search finds what the course says, no page scrolls
+sideways on a phone (390×844) or a laptop (1280×720), and no page shows a check cell, a stage
+direction, the presenter's plan or a machine path."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import nbformat
+import pytest
+
+from workshop.tools import notebooks as nbs
+from workshop.tools import paths
+from workshop.tools.builder import render, site
+
+NOTEBOOKS = nbs.all_notebooks()
+
+
+@pytest.fixture(scope="module")
+def built(runs, tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    executed = {p: nbformat.reads(runs[(p, None)][1], as_version=4) for p in NOTEBOOKS}
+    first = site.build(executed, src=root / "src", out=root / "out")
+    again = site.build(executed, src=root / "src", out=root / "out")
+    return {"out": root / "out", "src": root / "src", "executed": executed, "first": first,
+            "again": again}
+
+
+def _pages(out: Path) -> list[Path]:
+    return sorted(p for p in out.rglob("*.html") if "_static" not in p.parts)
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids, self.text = [], set(), []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        for key in ("href", "src"):
+            if a.get(key):
+                self.links.append(a[key])
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parsed(page: Path) -> _Links:
+    p = _Links()
+    p.feed(page.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.mark.slow
+def test_a_page_per_deck_lab_and_solutions_with_no_sphinx_warning(built):
+    out = built["out"]
+    decks, labs = nbs.decks(), nbs.lab_sources()
+    for p in decks:
+        assert (out / "decks" / f"{p.stem}.html").is_file()
+    for p in labs:
+        assert (out / "labs" / f"{p.stem}.html").is_file()
+        assert (out / "labs" / f"{p.stem}.solutions.html").is_file()
+    assert built["first"]["pages"] == 1 + len(decks) + 2 * len(labs)
+    assert built["first"]["warnings"] == ""
+    for pdf in paths.ROOT.glob("handouts/*.pdf"):
+        assert (out / "pdf" / pdf.name).read_bytes() == pdf.read_bytes()
+    home = _parsed(out / "index.html")
+    for p in decks + labs:
+        assert any(link.endswith(f"{p.stem}.html") for link in home.links), p.stem
+
+
+@pytest.mark.slow
+def test_an_unchanged_notebook_is_not_rewritten_and_a_changed_one_alone_is(built):
+    assert built["again"]["written"] == []
+    executed = dict(built["executed"])
+    deck = nbs.decks()[2]
+    changed = nbformat.from_dict(executed[deck])
+    changed.cells[0].source += "\n\nOne more line."
+    executed[deck] = changed
+    r = site.build(executed, src=built["src"], out=built["out"])
+    assert r["written"] == [f"decks/{deck.stem}.ipynb"]
+    assert "One more line." in (built["out"] / "decks" / f"{deck.stem}.html").read_text()
+    back = site.build(built["executed"], src=built["src"], out=built["out"])   # as it was
+    assert back["written"] == [f"decks/{deck.stem}.ipynb"]
+
+
+@pytest.mark.slow
+def test_every_internal_link_lands_on_a_page_and_an_anchor_there(built):
+    out, broken, seen = built["out"], [], 0
+    ids = {page: _parsed(page).ids for page in _pages(out)}
+    for page in _pages(out):
+        for link in _parsed(page).links:
+            u = urlparse(link)
+            if u.scheme or link.startswith(("mailto:", "//", "data:")):
+                continue
+            target = (page.parent / unquote(u.path)).resolve() if u.path else page
+            seen += 1
+            if not target.exists():
+                broken.append(f"{page.relative_to(out)}: {link}")
+            elif u.fragment and target.suffix == ".html" and u.fragment not in ids[target]:
+                broken.append(f"{page.relative_to(out)}: {link} (no such anchor)")
+    assert seen > 500 and broken == [], broken[:10]
+
+
+@pytest.mark.slow
+def test_each_slide_has_an_anchor_and_a_link_to_its_page_of_the_slides_pdf(built):
+    for deck in nbs.decks():
+        page = built["out"] / "decks" / f"{deck.stem}.html"
+        n = len(render.slides(built["executed"][deck], reader=True))
+        parsed = _parsed(page)
+        assert {f"deck{deck.stem[:2]}-slide-{k}" for k in range(1, n + 1)} <= parsed.ids, \
+            deck.stem
+        pdf = [link for link in parsed.links if ".slides.pdf#page=" in link]
+        assert pdf == [f"../pdf/{deck.stem}.slides.pdf#page={k}" for k in range(1, n + 1)]
+
+
+@pytest.mark.slow
+def test_no_page_shows_a_check_a_stage_direction_the_plan_or_a_machine_path(built):
+    checks = {c.source.strip() for p in NOTEBOOKS for c in nbs.read(p).cells
+              if "check" in nbs.tags(c)}
+    bad = []
+    for page in _pages(built["out"]):
+        text = "".join(_parsed(page).text)
+        lines = [line.strip() for line in text.splitlines()]
+        where = page.relative_to(built["out"])
+        bad += [f"{where}: a stage direction: {line[:60]}" for line in lines
+                if line.startswith("→")]
+        bad += [f"{where}: the plan" for line in lines if re.match(r"section\s*min\s*at", line)]
+        # (a path the deck's code names, such as --xla_dump_to=/tmp/dumps, is the talk's)
+        for machine in (str(paths.ROOT), "ipykernel_", "workshop-run-", "/tmp/tmp",
+                        "/tmp/pytest-", "/root/", "/home/"):
+            if machine in text:
+                bad.append(f"{where}: {machine}")
+        html = page.read_text(encoding="utf-8")
+        bad += [f"{where}: a check cell" for c in checks
+                if len(c) > 40 and c.splitlines()[0] in text and c in text]
+        bad += [f"{where}: a solution marker" for m in ("### BEGIN SOLUTION", "### END SOLUTION")
+                if m in html]
+    assert bad == [], bad[:10]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_read_offline_in_chromium_searched_and_on_a_phone(built, chromium):
+    out = built["out"]
+    offsite = []
+    widths = {}
+
+    def guard(route):
+        if route.request.url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            offsite.append(route.request.url)
+            route.abort()
+    for w, h in [(390, 844), (1280, 720)]:
+        page = chromium.new_page(viewport={"width": w, "height": h})
+        page.route("**/*", guard)
+        for p in _pages(out):
+            page.goto(p.as_uri())
+            widths[(p.relative_to(out).as_posix(), w)] = page.evaluate(
+                "() => document.documentElement.scrollWidth")
+        page.close()
+    wide = {k: v for k, v in widths.items() if v > k[1]}
+    assert wide == {}, f"pages that scroll sideways: {wide}"
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.route("**/*", guard)
+    for term, where in [("tracer", "Tracing"), ("compilation cache", "jit and the cache"),
+                        ("shard_map", "Devices")]:
+        page.goto((out / "search.html").as_uri() + f"?q={term}")
+        page.wait_for_function("() => /found \\d+ page/.test(document.body.innerText)",
+                               timeout=20_000)
+        hits = page.eval_on_selector_all("#search-results li a, ul.search li a",
+                                         "as => as.map(a => a.innerText)")
+        assert any(where in h for h in hits), (term, hits)
+    page.close()
+    assert offsite == [], offsite[:5]
