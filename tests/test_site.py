@@ -3,7 +3,8 @@ the notebooks (the runs the other tests read, not a second execution) and read a
 reads it: every internal link lands (anchors too), a real Chromium opens it from file:// and
 asks for nothing off the machine, its search finds what the course says, no page scrolls
 sideways on a phone (390×844) or a laptop (1280×720), and no page shows a check cell, a stage
-direction, the presenter's plan or a machine path."""
+direction, the presenter's plan or a machine path; axe-core finds no serious or critical
+accessibility violation (three pages in the quick run, every page under -m thorough)."""
 from __future__ import annotations
 
 import re
@@ -181,3 +182,45 @@ def test_read_offline_in_chromium_searched_and_on_a_phone(built, chromium):
         assert any(where in h for h in hits), (term, hits)
     page.close()
     assert offsite == [], offsite[:5]
+
+
+def _axe_serious(chromium, page_file: Path) -> list[str]:
+    """axe-core's serious and critical violations on a page: 'rule: the first element's HTML'."""
+    from axe_playwright_python.sync_playwright import Axe
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(page_file.as_uri())
+        found = Axe().run(page).response["violations"]
+    finally:
+        page.close()
+    return [f"{v['id']} ({v['impact']}, {len(v['nodes'])}×): {v['nodes'][0]['html'][:120]}"
+            for v in found if v["impact"] in ("serious", "critical")]
+
+
+# the home page, a deck's (its outputs' terminal colours were axe's one finding) and a lab's;
+# every page under -m thorough (3.5 s a page)
+AXE_QUICK = ["index.html", "decks/01-run-it-first.html", "labs/J2-the-recompile-hunt.html"]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("name", AXE_QUICK)
+def test_axe_core_finds_nothing_serious(built, chromium, name):
+    assert _axe_serious(chromium, built["out"] / name) == []
+
+
+@pytest.mark.thorough
+@pytest.mark.browser
+def test_axe_core_finds_nothing_serious_on_any_page(built, chromium):
+    found = {p.relative_to(built["out"]).as_posix(): _axe_serious(chromium, p)
+             for p in _pages(built["out"])}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+@pytest.mark.browser
+def test_axe_core_sees_a_contrast_failure_when_there_is_one(chromium, tmp_path):
+    page = tmp_path / "low.html"
+    page.write_text("<!doctype html><html lang='en'><head><title>t</title></head><body><main>"
+                    "<p style='color:#208ffb;background:#f3f4f5'>faint text</p></main></body>"
+                    "</html>", encoding="utf-8")
+    assert any(f.startswith("color-contrast") for f in _axe_serious(chromium, page))

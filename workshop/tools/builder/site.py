@@ -62,6 +62,16 @@ CSS = """\
 .bd-article p, .bd-article li, .bd-article td, .bd-article code.literal, .bd-article h1,
 .bd-article h2, .bd-article h3, .bd-article a { overflow-wrap: anywhere; }
 .bd-article code.literal span.pre { white-space: pre-wrap; }
+/* the terminal colours of an output (a jaxpr's), dark enough to read on the output's grey (4.5:1
+   and more, axe-core's contrast rule); the backgrounds stay as myst-nb sets them */
+html .bd-article div.highlight .-Color[class*=-Black] { color: #24292f; }
+html .bd-article div.highlight .-Color[class*=-Red] { color: #a40e26; }
+html .bd-article div.highlight .-Color[class*=-Green] { color: #116329; }
+html .bd-article div.highlight .-Color[class*=-Yellow] { color: #6b5200; }
+html .bd-article div.highlight .-Color[class*=-Blue] { color: #0550ae; }
+html .bd-article div.highlight .-Color[class*=-Magenta] { color: #6f2da8; }
+html .bd-article div.highlight .-Color[class*=-Cyan] { color: #0b5c63; }
+html .bd-article div.highlight .-Color[class*=-White] { color: #57606a; }
 """
 
 
