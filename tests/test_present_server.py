@@ -190,6 +190,11 @@ def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
         while url is None and time.monotonic() < end and p.poll() is None:
             url = (re.findall(r"http://\S+", p.stdout.readline()) or [None])[0]
         assert url, f"present served no URL (exit {p.poll()})"
+        # (under load the stranger's thread, which also walks present's processes every turn,
+        # may not have asked yet when the URL is printed: it has 20 s to)
+        end = time.monotonic() + 20
+        while not stranger.answers and time.monotonic() < end:
+            time.sleep(0.05)
         assert stranger.answers and set(stranger.answers) == {403}, stranger.answers
         token = url.split("token=")[1]
         assert call(url.split("/rise/")[0], token, "/api/status")   # present's token works
