@@ -19,6 +19,7 @@ from workshop import (
     show_cache_chain,
     show_collectives,
     show_graph,
+    show_sharding,
     show_stations,
     show_tree,
 )
@@ -73,6 +74,9 @@ def deck_pictures() -> dict[str, Picture]:
         "cache chain": show_cache_chain(cache_rows()),
         "ad flow": show_ad_flow(lambda x: jnp.sin(x) * x, 2.0),
         "batching": show_batching(lambda x: x.sum(0), jnp.ones((3, 5, 4)), in_axes=2),
+        "sharding": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P("x", "y")))),
+        "copies": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P(None, "y"))),
+                                tall=300),
     }
 
 
@@ -341,6 +345,13 @@ def test_every_picture_draws_only_the_palettes_colours_each_for_its_meaning(pict
     assert drawn["collectives"] <= {pal.INK.lower(), pal.FILL.lower(), pal.TEXT.lower(),
                                     pal.PAPER.lower()}
     assert "group 0" in pictures["collectives"].svg
+    # a device's colour only in the sharding grids, a colour of its own for each device there
+    devices = {c.lower() for c in pal.DEVICES}
+    assert len(devices) == 8 and not devices & (named - devices)
+    assert devices <= drawn["sharding"] and devices <= drawn["copies"]
+    for name, used in drawn.items():
+        if name not in ("sharding", "copies"):
+            assert not devices & used, name
     # a cache's answer: green hit, red miss; nothing else is green or red
     assert {pal.HIT.lower(), pal.MISS.lower()} <= drawn["cache chain"]
     for name, used in drawn.items():
@@ -362,3 +373,38 @@ def test_charts_draw_in_the_palettes_colours():
         assert [matplotlib.colors.to_hex(x[0].get_color()) for x in (a, b)] == [
             pal.INK, pal.HERE]
         plt.close(fig)
+
+
+def test_sharding_grid_draws_each_devices_block_from_the_array():
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from workshop import palette as pal
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jnp.arange(64.0).reshape(8, 8)
+    for spec, split, blocks in ((P("x", "y"), ["over x (2)", "over y (4)"], 8),
+                                (P(None, "y"), ["not split", "over y (4)"], 4),
+                                (P(("x", "y"), None), ["over x·y (8)", "not split"], 8),
+                                (P(), ["not split", "not split"], 1)):
+        a = jax.device_put(x, NamedSharding(mesh, spec))
+        pic = show_sharding(a)
+        index = {s.device.id: tuple(i.indices(n)[:2] for i, n in zip(s.index, a.shape))
+                 for s in a.addressable_shards}
+        assert pic.facts["index"] == index and pic.facts["split"] == split, spec
+        assert len(pic.facts["holders"]) == blocks, spec
+        assert sorted(i for ids in pic.facts["holders"].values() for i in ids) == list(range(8))
+        # each block as big as the slide allows: as wide as the slide, text 20 px or more
+        assert pic.size()[0] >= 0.8 * SLIDE_W and pic.text_px() >= 20, (spec, pic.size())
+        texts = [t.text for t in ElementTree.fromstring(pic.svg).iter(f"{NS}text")]
+        assert sorted(t for t in texts if t and t.startswith("dev ")) == \
+            [f"dev {i}" for i in range(8)], spec   # every device named once
+    # one device a block: the block is filled in that device's colour
+    one = show_sharding(jax.device_put(x, NamedSharding(mesh, P("x", "y"))))
+    root = ElementTree.fromstring(one.svg)
+    fills = [r.get("fill") for r in root.iter(f"{NS}rect")]
+    assert fills == list(pal.DEVICES)          # in device order, dev 0 first
+    assert repr(one) == "float32[8@x,8@y]: 8 blocks of 4×2, one device each"
+    line = jax.device_put(jnp.ones(8), NamedSharding(jax.make_mesh((8,), ("i",)), P("i")))
+    assert show_sharding(line, tall=200).facts["split"] == ["over i (8)"]
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        show_sharding(jnp.ones((2, 2, 2)))

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 _FROM = {
     "dataflow": ("show_ad_flow", "show_graph"),
     "devices": ("N_DEVICES", "PINNED_JAX", "SetupError", "setup"),
-    "diagrams": ("show_batching", "show_cache_chain", "show_collectives", "show_tree"),
+    "diagrams": ("show_batching", "show_cache_chain", "show_collectives", "show_sharding",
+                 "show_tree"),
     "expect": ("ClaimFailed", "refuses"),
     "filemap": ("file_map",),
     "pictures": ("Picture", "show_stations"),
@@ -28,7 +29,13 @@ _MODULE = {name: module for module, names in _FROM.items() for name in names}
 if TYPE_CHECKING:   # what an editor or a type checker reads
     from .dataflow import show_ad_flow, show_graph
     from .devices import N_DEVICES, PINNED_JAX, SetupError, setup
-    from .diagrams import show_batching, show_cache_chain, show_collectives, show_tree
+    from .diagrams import (
+        show_batching,
+        show_cache_chain,
+        show_collectives,
+        show_sharding,
+        show_tree,
+    )
     from .expect import ClaimFailed, refuses
     from .filemap import file_map
     from .pictures import Picture, show_stations
@@ -37,7 +44,8 @@ if TYPE_CHECKING:   # what an editor or a type checker reads
 __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",
            "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
            "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
-           "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching"]
+           "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching",
+           "show_sharding"]
 
 
 def __getattr__(name: str):

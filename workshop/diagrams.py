@@ -456,3 +456,131 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     caption = "; ".join(f"{p}: B at {o}" for p, _, o, _ in seen)
     return Picture(svg.svg(width, height, out, shown=grown(width, height, tall=GRAPH_TALL)),
                    caption, facts)
+
+
+# --------------------------------------------------------------------------- a sharding
+
+def _ranges(x) -> dict[int, tuple[tuple[int, int], ...]]:
+    """Each device's block of `x`: (start, stop) per axis of the array, as its shard's index."""
+    return {d.id: tuple(s.indices(n)[:2] for s, n in zip(index, x.shape))
+            for d, index in x.sharding.devices_indices_map(x.shape).items()}
+
+
+def _split(spec, axis: int, mesh_shape: dict) -> str:
+    """How the spec splits one axis of the array: 'over x (2)', 'over x·y (8)' or 'not split'."""
+    entry = tuple(spec)[axis] if spec is not None and axis < len(spec) else None
+    if entry is None:
+        return "not split"
+    names = (entry,) if isinstance(entry, str) else tuple(entry)
+    ways = 1
+    for n in names:
+        ways *= mesh_shape[n]
+    return f"over {'·'.join(names)} ({ways})"
+
+
+def _block(x0, y0, w, h, ids: list[int], where: str) -> list:
+    """One block of the array: in its device's colour, named (dev 3) and its slice under it
+    (beside it, on one line, when the block is short); a block held by several devices
+    (copies) in the program's fill, a chip in each device's colour."""
+    from .palette import DEVICES
+    colour = lambda i: DEVICES[i % len(DEVICES)]
+    out = [svg.rect(round(x0 + 3, 1), round(y0 + 3, 1), round(w - 6, 1), round(h - 6, 1), rx=8,
+                    fill=colour(ids[0]) if len(ids) == 1 else FILL, stroke=INK, stroke_width=3)]
+    chip_h, names = 36, [f"dev {i}" for i in ids]
+    chip_w = [_chars(n, 26) + 18 for n in names]
+    stacked = h - 6 >= len(ids) * (chip_h + 4) + 30
+    if stacked:      # the chips one under another, the slice under them
+        top = y0 + h / 2 - (len(ids) * (chip_h + 4) + 26) / 2
+        at = [(x0 + w / 2, top + k * (chip_h + 4)) for k in range(len(ids))]
+        tail = (x0 + w / 2, top + len(ids) * (chip_h + 4) + 20, "middle")
+    else:            # one line: the chips side by side, then the slice
+        run = sum(chip_w) + 6 * len(ids) + _chars(where, 20) + 10
+        x, top = x0 + max(8, (w - run) / 2), y0 + h / 2 - chip_h / 2
+        at = []
+        for cw in chip_w:
+            at.append((x + cw / 2, top))
+            x += cw + 6
+        tail = (x + 4, top + 25, "start")
+    for (cx, y), i, name, cw in zip(at, ids, names, chip_w):
+        if len(ids) > 1:
+            out.append(svg.rect(round(cx - cw / 2, 1), round(y, 1), round(cw, 1), chip_h, rx=6,
+                                fill=colour(i), stroke=INK, stroke_width=1.5))
+        out.append(label(round(cx, 1), round(y + 27, 1), name, 26, anchor="middle", bold=True))
+    room = w - 10 if stacked else x0 + w - tail[0] - 6
+    out.append(label(round(tail[0], 1), round(tail[1], 1), _fit(where, room, 20), 20,
+                     anchor=tail[2], fill=TEXT))
+    return out
+
+
+def show_sharding(x, tall: float = 440) -> Picture:
+    """Which device holds which block of an array: the array as a grid, each block drawn in
+    its device's colour and named after it, as large as the slide allows.
+
+    Reads `x.sharding.devices_indices_map(x.shape)`: every device and the slice of `x` it
+    holds. A block held by one device is filled in that device's colour (the same colour for
+    that device in every grid); a block several devices hold (the copies a spec makes by
+    leaving a mesh axis out) is drawn once, with a chip in each holder's colour. The rows'
+    and columns' ranges label the grid's sides; the line above it says how the spec splits
+    each axis. A 1-D array is drawn as one row.
+
+    Args:
+        x: a `jax.Array` of one or two dimensions, on any sharding.
+        tall: the picture's height in slide px (its width is the slide's). Defaults to 440.
+
+    Returns:
+        A `Picture` captioned with the array's type and its blocks, its facts: "index" (each
+        device id's (start, stop) per axis, as its shard's index), "holders" (each distinct
+        block, as the same ranges, and the sorted ids of the devices that hold it) and
+        "split" (how the spec splits each axis, as drawn: 'over x (2)', 'not split').
+
+    Raises:
+        ValueError: `x` has more than two dimensions.
+
+    Example:
+        >>> from jax.sharding import NamedSharding, PartitionSpec as P
+        >>> mesh = jax.make_mesh((2, 4), ("x", "y"))
+        >>> a = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P(None, "y")))
+        >>> pic = show_sharding(a)
+        >>> pic
+        float32[8,8@y]: 4 blocks of 8×2, each on 2 devices
+        >>> pic.facts["holders"][((0, 8), (0, 2))], pic.facts["split"]
+        ([0, 4], ['not split', 'over y (4)'])
+    """
+    import jax
+
+    if x.ndim > 2:
+        raise ValueError(f"show_sharding draws a 1-D or 2-D array; this one is {x.ndim}-D")
+    index = _ranges(x)
+    rows, cols = (1, *x.shape) if x.ndim == 1 else x.shape
+    grid = {i: ((0, 1), *r) if x.ndim == 1 else r for i, r in index.items()}
+    holders: dict = {}
+    for i, r in sorted(index.items()):
+        holders.setdefault(r, []).append(i)
+    spec = getattr(x.sharding, "spec", None)
+    shape = dict(getattr(getattr(x.sharding, "mesh", None), "shape", {}))
+    split = [_split(spec, a, shape) for a in range(x.ndim)]
+    width, left, top = SLIDE_W - 4, 0 if x.ndim == 1 else 150, 84
+    ux, uy = (width - left) / cols, (tall - top - 6) / rows
+    sizes = {tuple(b - a for a, b in r) for r in holders}
+    copies = {len(v) for v in holders.values()}
+    each = "one device each" if copies == {1} else \
+        f"each on {'/'.join(map(str, sorted(copies)))} devices"
+    block = "/".join("×".join(map(str, s)) for s in sorted(sizes))
+    head = f"{jax.typeof(x)}: {_n(len(holders), 'block')} of {block}, {each}"
+    where = " · ".join(f"{name} {s}" for name, s in zip(("rows", "columns")[-x.ndim:], split))
+    out = [label(2, 26, f"{where}: each block in its device's colour", 22, font=SANS)]
+    for (r0, r1), (c0, c1) in sorted({grid[i] for i in grid}):
+        ids = holders[index[next(i for i in grid if grid[i] == ((r0, r1), (c0, c1)))]]
+        slc = ", ".join(f"{a}:{b}" for a, b in index[ids[0]])
+        out += _block(left + c0 * ux, top + r0 * uy, (c1 - c0) * ux, (r1 - r0) * uy, ids,
+                      f"[{slc}]")
+    for c0, c1 in sorted({g[1] for g in grid.values()}):
+        out.append(label(round(left + (c0 + c1) / 2 * ux, 1), top - 12,
+                         _fit(f"cols {c0}:{c1}", (c1 - c0) * ux, 20), 20, anchor="middle",
+                         fill=TEXT))
+    if x.ndim == 2:
+        for r0, r1 in sorted({g[0] for g in grid.values()}):
+            out.append(label(left - 12, round(top + (r0 + r1) / 2 * uy + 7, 1),
+                             f"rows {r0}:{r1}", 20, anchor="end", fill=TEXT))
+    facts = {"index": index, "holders": {r: ids for r, ids in holders.items()}, "split": split}
+    return Picture(svg.svg(width + 4, tall, out), head, facts)

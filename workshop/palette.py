@@ -45,7 +45,14 @@ STRIP_BG = "#f2f3f5"
 CLASS = "#4a6a8a"       # a class on a file map: the word, and its place on the strip (lighter)
 CLASS_STRIP = "#9db4d0"
 
+# a device in a sharding grid: one light colour each (ink text reads on every one), so the eye
+# finds a device's block, and the copies of it, at once; these colours mean a device and nothing
+# else, and appear only in the sharding grids
+DEVICES = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+           "#dbdb8d")
+
 # charts draw their series in this order: the program's ink first, then the one to look at
 CHART_CYCLE = [INK, HERE, LATER, BATCH, MISS]
 
 NAMED = {k: v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str)}
+NAMED.update({f"DEVICE_{i}": c for i, c in enumerate(DEVICES)})
