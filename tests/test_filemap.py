@@ -120,3 +120,55 @@ def test_the_strip_has_a_legend_in_its_own_colours():
         assert f"fill='{colour}'" in whole._strip() or colour == palette.CLASS_STRIP
     assert "this part" not in legend                # a whole-file map has no part outlined
     assert legend in whole._repr_html_()
+
+
+def _rows(m) -> list[str]:
+    """The map's rows as the slide shows them (its HTML's text), one string each."""
+    page = m._repr_html_()
+    return [re.sub(r"<[^>]+>", "", r).replace("&#x27;", "'").replace("&gt;", ">")
+            .replace("&lt;", "<").replace("&amp;", "&")
+            for r in re.findall(r"title='[^']*'>(.*?)</div>", page)]
+
+
+def test_a_row_fits_its_column_and_a_long_role_is_cut_at_a_whole_parameter_or_word():
+    # deck 02's map of core.py: its column held 47 characters at 20 px and the browser cut
+    # three rows mid-signature ("delta:…", "primitiv…"); now each row fits and a role is cut
+    # after a whole parameter or word (the browser test measures the same on the slide)
+    m = file_map("jax._src.core", within=("Jaxpr", "Literal"),
+                 reads=["Jaxpr", "jaxprs_in_params", "JaxprEqn", "Var", "Literal"])
+    roles = {e.line: e.role for e in m._shown()}
+    column = filemap._row_chars(2)
+    cut = 0
+    for row in _rows(m):
+        number, rest = row.split(" ", 1)
+        assert filemap.ROW_FIXED + len(rest) <= column, row
+        role = roles[int(number)]
+        if role and role not in row:
+            cut += 1
+            assert row.endswith(("…", "…)")), row
+            kept = row[row.find(role[:4]):].removesuffix("…)").removesuffix("…").rstrip(", ")
+            assert role[:4] in row and role.startswith(kept), (row, role)
+            assert role[len(kept)] in ",. )", f"cut mid-word: {row!r} of {role!r}"
+    assert cut >= 2   # the map does cut (new_jaxpr_eqn's seven parameters)
+
+
+def test_a_role_reads_as_prose_without_sphinx_roles():
+    # tree_util's docstrings say "Alias of :func:`jax.tree.map`": the map printed the role raw
+    m = file_map("jax._src.tree_util", part=(1, 2))   # (the entries are the whole file's)
+    assert ":func:`" in filemap.source_file("jax._src.tree_util").read_text(), \
+        "tree_util no longer has a :func: role to read"
+    assert any(e.role.startswith("Alias of jax.") for e in m.entries)
+    assert not any(re.search(r":\w+:`|``", e.role) for e in m.entries)
+    assert filemap._plain("Alias of :func:`jax.tree.map` on :class:`~jax.Array` ``x``.") == \
+        "Alias of jax.tree.map on Array x."
+
+
+def test_counts_say_one_class_and_one_method():
+    # "1 classes", "0 methods" and "+1 methods" were in the reading handouts' maps
+    one = filemap.Entry("Store", "class", 1, 9, "", 0)
+    m = filemap.FileMap("jax/_src/x.py", 10, [one, filemap.Entry("Store.get", "method", 3, 4,
+                                                                   "", 1)], {"Store.get"})
+    assert m.summary().startswith("jax/_src/x.py · 10 lines · 1 class · 1 method ·")
+    assert "function" not in m.summary()   # none: not "0 functions"
+    m.reads = set()
+    assert "+1 method<" in m._repr_html_() and "methods" not in m._repr_html_()

@@ -52,6 +52,28 @@ def test_show_source_html_is_highlighted_inline_for_export():
     assert "jax/_src/api.py" in html
 
 
+def test_a_marked_line_is_tinted_whole_not_only_its_number():
+    s = show_source("jax._src.core.Primitive.bind", start="prev_trace = trace_ctx.trace",
+                    stop="finally:", mark="bind_with_trace")
+    rows = s._repr_html_().split("\n")
+    tinted = [r for r in rows if f"background:{palette.MARK}" in r]
+    assert len(tinted) == 1
+    # the tint wraps the row: gutter and code inside one span that starts the line
+    whole = re.match(rf"(?:<div[^>]*>)?(?:<pre[^>]*>)?<span style='background:{palette.MARK}"
+                     r"[^']*'>(.*)</span>$", tinted[0].split("</pre>")[0])
+    assert whole and "▶" in whole.group(1) and "bind_with_trace" in whole.group(1), tinted[0]
+
+
+def test_the_ellipsis_of_a_cut_line_is_quiet_not_a_red_error_box():
+    # Python's lexer reads … as an error token, which pygments' default style boxes in red
+    s = trim("result = some_function(first_argument, second_argument, third)", width=30,
+             lexer="python")
+    assert s.lines[0].endswith("…")
+    page = s._repr_html_()
+    assert "border" not in page and "#FF0000" not in page.upper()
+    assert re.search(r"<span style=\"color: #666\">…</span>", page), page
+
+
 @pytest.mark.parametrize("kw", [{"mark": "no such line"}, {"start": "nope"}, {"stop": "nope"}])
 def test_show_source_fails_loudly_when_jax_changed(kw):
     with pytest.raises(LookupError, match="not found"):

@@ -21,11 +21,12 @@ import ast
 import html
 import importlib.util
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import palette
-from .config import FILE_MAP_ROWS
+from .config import FILE_MAP_ROWS, WIDTH
 from .expect import ClaimFailed
 
 MARK = palette.MARK
@@ -79,10 +80,12 @@ class FileMap:
     def summary(self) -> str:
         n_def = sum(e.kind == "def" for e in self.entries)
         n_meth = sum(e.kind == "method" for e in self.entries)
-        parts = [f"{self.path} · {self.total} lines", f"{len(self.classes)} classes",
-                 f"{n_def} functions", f"{n_meth} methods"]
+        counts = [_count(k, word) for k, word in ((len(self.classes), "class"),
+                                                  (n_def, "function"), (n_meth, "method")) if k]
+        parts = [f"{self.path} · {_count(self.total, 'line')}", *counts]
         if self.reads:
-            parts.append(f"the deck reads {len(self.reads)} (▶), {self.read_lines()} lines")
+            parts.append(f"the deck reads {len(self.reads)} (▶), "
+                         f"{_count(self.read_lines(), 'line')}")
         if self.scope:
             parts.append(f"{self.label}: lines {self.scope[0]}–{self.scope[1]}")
         return " · ".join(parts)
@@ -105,12 +108,18 @@ class FileMap:
         methods = {c.name: sum(1 for e in self.entries if e.name.startswith(c.name + "."))
                    for c in self.classes}
         cells = []
+        columns = 2 if len(self._shown()) > 8 else 1
         for e in self._shown():
             read = e.name in self.reads
-            extra = (f" <span style='color:{palette.QUIET}'>+{methods[e.name]} methods</span>"
-                     if e.kind == "class" and methods.get(e.name) else "")
+            more = f"+{_count(methods[e.name], 'method')}" if methods.get(e.name) else ""
+            extra = (f" <span style='color:{palette.QUIET}'>{more}</span>"
+                     if e.kind == "class" and more else "")
             first = e is self._shown()[0]   # a part that starts inside a class says which
-            name = html.escape(e.name.split(".")[-1] if e.depth and not first else e.name)
+            shown = e.name.split(".")[-1] if e.depth and not first else e.name
+            name = html.escape(shown)
+            taken = (ROW_FIXED + round(e.depth * 4 / 3) + (2 if read else 0) + len(shown)
+                     + (len("class " + more) + bool(more) if e.kind == "class" else 0))
+            role = _shorten(e.role, _row_chars(columns) - taken - 1)
             style = (f"background:{MARK};color:{READ};font-weight:bold" if read else "")
             cells.append(
                 f"<div style='{style};padding:0 4px;white-space:nowrap;overflow:hidden;"
@@ -120,8 +129,7 @@ class FileMap:
                 f"text-align:right'>{e.line}</span> "
                 f"{'▶ ' if read else ''}{CLASS if e.kind == 'class' else ''}"
                 f"{name}{extra}<span style='color:{palette.QUIET};font-weight:normal'> "
-                f"{html.escape(e.role)}</span></div>")
-        columns = 2 if len(cells) > 8 else 1
+                f"{html.escape(role)}</span></div>")
         return (f"<div class='workshop-filemap' style='font-family:\"DejaVu Sans Mono\","
                 f"monospace;font-size:20px;line-height:1.2'>"
                 f"<div style='font-weight:bold;margin-bottom:4px'>"
@@ -169,16 +177,75 @@ class FileMap:
                 f"</svg>")
 
 
+# the characters a row of a map holds at 20 px (DejaVu Sans Mono, 12 px a character): a
+# slide's output is WIDTH wide, and two columns share it less their 18 px gap. A row spends
+# ROW_FIXED of them on its line number (3.2em), the space after it and its 4 px paddings, and
+# 4/3 of one per level of indent (16 px). A role longer than the rest of its row is shortened
+# here, at a whole parameter or word, with a … (the browser cut it mid-word: "delta:…", "fo…").
+ROW_FIXED = 7
+
+
+def _row_chars(columns: int) -> int:
+    return WIDTH if columns == 1 else (WIDTH * 12 - 18) // 2 // 12
+
+
+def _count(k: int, word: str) -> str:
+    """"1 class", "2 classes", "1 method"."""
+    return f"{k} {word}" if k == 1 else f"{k} {word}{'es' if word.endswith('s') else 's'}"
+
+
+def _shorten(role: str, room: int) -> str:
+    """`role` in at most `room` characters: a signature cut after a whole parameter, a
+    sentence after a whole word, each ending in …; "" when not even that fits."""
+    if len(role) <= room:
+        return role
+    if role.startswith("(") and role.endswith(")"):
+        kept = []
+        for p in _params(role[1:-1]):
+            if len(", ".join(kept + [p, "…"])) + 2 > room:
+                break
+            kept.append(p)
+        return f"({', '.join(kept + ['…'])})" if room >= 3 else ""
+    kept = []
+    for w in role.split(" "):
+        if len(" ".join(kept + [w])) + 1 > room:
+            break
+        kept.append(w)
+    return " ".join(kept).rstrip(",;:") + "…" if kept else ""
+
+
+def _params(inside: str) -> list[str]:
+    """A signature's parameters, split at the commas outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(inside):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "," and depth == 0:
+            out.append(inside[start:i].strip())
+            start = i + 1
+    return out + [inside[start:].strip()]
+
+
+# Sphinx's markup in a docstring's first sentence, as the sentence reads: :func:`jax.jit`,
+# :class:`~jax.Array` and ``x`` are jax.jit, Array and x on a map
+_RST_ROLE = re.compile(r":[\w:.-]+:`~?([^`<]*?)(?:\s*<[^`]*>)?`")
+
+
+def _plain(text: str) -> str:
+    text = _RST_ROLE.sub(lambda m: m.group(1).split(".")[-1] if m.group(0).count("~")
+                         else m.group(1), text)
+    return text.replace("``", "")
+
+
 def _role(node, lines: list[str]) -> str:
     doc = ast.get_docstring(node, clean=True)
     if doc:
-        first = " ".join(doc.strip().split("\n\n")[0].split())
-        return (first.split(". ")[0].rstrip(".") + ".")[:90]
+        first = _plain(" ".join(doc.strip().split("\n\n")[0].split()))
+        return _shorten(first.split(". ")[0].rstrip(".") + ".", 90)
     if isinstance(node, ast.ClassDef):
         bases = ", ".join(ast.unparse(b) for b in node.bases)
         return f"({bases})" if bases else ""
     args = ast.unparse(node.args)
-    return f"({args})"[:90]
+    return _shorten(f"({args})", 90)
 
 
 def _entries(tree, lines) -> list[Entry]:

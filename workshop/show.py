@@ -22,6 +22,19 @@ MARK_BG = palette.MARK
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def _style():
+    """pygments' default colours, but for its error token: a red box around what Python's lexer
+    cannot read, which on a slide is the … that ends a cut line (the kit's own cut mark, quiet)."""
+    from pygments.style import Style
+    from pygments.styles.default import DefaultStyle
+    from pygments.token import Error
+
+    class SlideStyle(Style):
+        background_color = DefaultStyle.background_color
+        styles = {**DefaultStyle.styles, Error: palette.QUIET}
+    return SlideStyle
+
+
 @dataclass
 class Shown:
     """A block of text for a slide, with optional source highlighting.
@@ -97,15 +110,20 @@ class Shown:
 
         if self.lexer:
             body = highlight(self.text, get_lexer_by_name(self.lexer),
-                             HtmlFormatter(nowrap=True, noclasses=True, style="default"))
+                             HtmlFormatter(nowrap=True, noclasses=True, style=_style()))
             rows = body.rstrip("\n").split("\n")
         else:
             rows = [html.escape(line) for line in self.lines]
         if self.numbers is not None:
-            hot = f"background:{MARK_BG};color:{palette.TEXT};font-weight:bold;"
+            hot = f"color:{palette.TEXT};font-weight:bold;"
             rows = [f"<span style='color:{palette.QUIET};user-select:none;"
                     f"{hot if self.numbers[i] in self.marked else ''}'>"
                     f"{html.escape(self._gutter(i))}</span> {row}" for i, row in enumerate(rows)]
+            # a marked line is tinted whole, gutter and code, as a highlighter pen marks it on
+            # paper (the tint on its number alone was missed from the back of the room)
+            rows = [f"<span style='background:{MARK_BG};display:inline-block;"
+                    f"min-width:100%'>{row}</span>" if self.numbers[i] in self.marked else row
+                    for i, row in enumerate(rows)]
         body = ("<pre style='margin:0;line-height:1.25;background:transparent'>"
                 + "\n".join(rows) + "</pre>")
         head = (f"<div style=\"font-family:{MONO};font-weight:bold;color:{palette.QUIET}\">"
