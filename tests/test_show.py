@@ -74,6 +74,20 @@ def test_the_ellipsis_of_a_cut_line_is_quiet_not_a_red_error_box():
     assert re.search(r"<span style=\"color: #666\">…</span>", page), page
 
 
+def test_a_cells_temporary_file_reads_as_the_handouts_print_it(capsys):
+    # deck 03's explain_cache_misses names where the function was defined: live, the kernel's
+    # temp file (/tmp/ipykernel_PID/HASH.py) was on the slide, where the handout says ‹cell›
+    from workshop.tools.builder import render
+    line = "  for step defined at /tmp/ipykernel_10804/2215316448.py:3:8 because:"
+    live = str(trim(line, width=78))
+    assert "ipykernel" not in live and "‹cell›:3:8" in live
+    assert live == render.clean(line)
+    capsys.readouterr()
+    with refuses(ValueError):
+        raise ValueError('at "C:/Users/a/AppData/Local/Temp/ipykernel_7/123.py", line 3')
+    assert 'at "‹cell›", line 3' in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("kw", [{"mark": "no such line"}, {"start": "nope"}, {"stop": "nope"}])
 def test_show_source_fails_loudly_when_jax_changed(kw):
     with pytest.raises(LookupError, match="not found"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .show import WIDTH
+from .show import WIDTH, cell_files
 
 
 class ClaimFailed(AssertionError):
@@ -34,7 +34,7 @@ class refuses:
 
     A context manager for a slide that shows JAX refusing something. On the expected error
     it prints "✗ refused — Type" and the message's first lines (wrapped to the slide's width;
-    a notebook cell's temporary file name shown as <cell>), swallows the error, and the cell
+    a notebook cell's temporary file name shown as ‹cell›), swallows the error, and the cell
     goes on. With no error, another type, or a message that does not match: it raises
     ClaimFailed, so the run fails. `with ... as r` binds the `refuses` itself.
 
@@ -92,16 +92,13 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().split("\n") or [""])[0][:200]
 
 
-_CELL_FILE = re.compile(r"\S*ipykernel_\d+[/\\]\d+\.py")
-
-
 def summary(exc: BaseException, lines: int = 2) -> str:
     """`✗ refused — Type: first lines`, wrapped to the slide width.
 
-    A notebook cell's temporary file name (it holds the kernel's pid) is shown as <cell>.
+    A notebook cell's temporary file name (it holds the kernel's pid) is shown as ‹cell›.
     """
     import textwrap
-    text = _CELL_FILE.sub("<cell>", str(exc))
+    text = cell_files(str(exc))
     msg = [m for m in text.strip().split("\n") if m.strip()]
     head = f"✗ refused — {type(exc).__name__}"
     body = []

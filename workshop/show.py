@@ -20,6 +20,16 @@ from .pictures import MONO  # the slides' code face (decks/rise.css)
 
 MARK_BG = palette.MARK
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# a notebook cell's temporary file (/tmp/ipykernel_10804/2215316448.py: the kernel's pid and
+# the cell's hash), which JAX names where a function was defined: shown as ‹cell›, as the
+# handouts print it (a machine path on a slide means nothing to the room)
+_CELL_FILE = re.compile(r"(?:[A-Za-z]:)?[\w.~/\\-]*ipykernel_\d+[/\\]\d+\.py")
+CELL = "‹cell›"
+
+
+def cell_files(text: str) -> str:
+    """`text` with each notebook cell's temporary file name written ‹cell›."""
+    return _CELL_FILE.sub(CELL, text)
 
 
 def _style():
@@ -176,7 +186,7 @@ def trim(text: str, max_lines: int | None = MAX_LINES, width: int | None = WIDTH
         x = 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 +…
         ⋯ not shown: 1 line end (…)
     """
-    text = _ANSI.sub("", text)   # JAX colours jaxprs in a kernel; a slide's HTML cannot
+    text = cell_files(_ANSI.sub("", text))   # JAX colours jaxprs in a kernel; HTML cannot
     lines = text.rstrip("\n").split("\n")
     hot = {i for i, line in enumerate(lines) if keep and re.search(keep, line)}
     if keep and not hot:
