@@ -47,6 +47,10 @@ def pytest_configure(config):
         # where the notebook runs are kept for every worker of this session (removed at its end)
         MADE.append(tempfile.mkdtemp(prefix="workshop-test-runs-"))
         os.environ[RUNS_DIR] = MADE[0]
+        if not config.option.basetemp and not os.environ.get(TEMPROOT):
+            # pytest's own tmp_path folders too (it keeps the last three runs' in
+            # $TMPDIR/pytest-of-USER): a run leaves nothing in /tmp. To keep them, --basetemp
+            os.environ[TEMPROOT] = MADE[0]
         os.environ.pop(PREFETCHED, None)   # (a nested pytest inherits it)
         if _has_workers(config) and _whole_suite(config) and not config.option.collectonly:
             # the workers' tests wait on browsers, servers and subprocesses; the runs are the
@@ -72,6 +76,7 @@ def pytest_unconfigure(config):
 
 MADE: list[str] = []
 PREFETCHED = "WORKSHOP_TEST_PREFETCHED"
+TEMPROOT = "PYTEST_DEBUG_TEMPROOT"   # (read when the first tmp_path is made, after this)
 
 
 def _whole_suite(config) -> bool:

@@ -3,7 +3,9 @@ refused), with the DejaVu fonts and no others, so the same HTML prints the same 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -101,21 +103,32 @@ class Printer:
             raise NoBrowser(f"no Chromium or Chrome to print the handouts: {browser.INSTALL}")
         fonts = pinned_fonts()
         from playwright.sync_api import Error, sync_playwright
+        # Chromium's TMPDIR is a folder of this printer's own, removed at close however the
+        # build ends: a Ctrl-C reaches the browser too, which then dies without removing its
+        # singleton socket's folder (org.chromium.Chromium.*), and left it in /tmp
+        self._tmp = tempfile.mkdtemp(prefix="workshop-print-")
         self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
                                                        args=browser.ARGS + list(extra_args),
-                                                       env={**os.environ, **fonts},
+                                                       env={**os.environ, **fonts,
+                                                            "TMPDIR": self._tmp},
                                                        timeout=60_000)
-        except Error as e:
+        except BaseException as e:   # (a Ctrl-C while it starts, too)
+            shutil.rmtree(self._tmp, ignore_errors=True)
             self._pw.stop()
+            if not isinstance(e, Error):
+                raise
             raise NoBrowser(f"the browser {exe} did not start ({launch_error(str(e))}): "
                             f"{browser.INSTALL}") from None
         self.offsite: list[str] = []
 
     def close(self) -> None:
-        self._browser.close()
-        self._pw.stop()
+        try:
+            self._browser.close()
+            self._pw.stop()
+        finally:   # (after a Ctrl-C the browser and Playwright's driver may be gone already)
+            shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self):
         return self

@@ -1,0 +1,207 @@
+"""Nothing is left in /tmp by the kit's commands once they end (issue 55). Each command runs in
+a mount namespace of its own whose /tmp is an empty folder, with TMPDIR unset, so whatever the
+command or anything it starts (kernels, Chromium, Playwright, pytest) puts in a temporary
+folder lands there; the test then lists what is still there. A command that is killed (kill -9)
+cleans nothing up, and is not asked to.
+
+Every case starts servers, kernels, browsers or builds: -m robust, not the quick run. A mount
+namespace needs root (CI runs as root); elsewhere these are skipped."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import tiny
+
+from workshop.tools import paths
+
+pytestmark = [
+    pytest.mark.robust,
+    pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0
+                       or shutil.which("unshare") is None,
+                       reason="a /tmp of the command's own needs a mount namespace (root)")]
+
+
+def private_tmp(folder: Path) -> list[str]:
+    """The prefix that runs a command with `folder` as its /tmp, and TMPDIR (and where this
+    test session keeps pytest's folders, in the /tmp the command does not see) unset."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /tmp && exec env -u TMPDIR -u PYTEST_DEBUG_TEMPROOT "$@"',
+            str(folder)]
+
+
+def left_in(folder: Path) -> list[str]:
+    """Everything under `folder`, as /tmp/… paths (what the command left in its /tmp)."""
+    return sorted("/tmp/" + str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    folder = tmp_path / "tmp"
+    folder.mkdir(mode=0o1777)
+    os.chmod(folder, 0o1777)   # as /tmp is: a kernel's or a user's own folders go in too
+    return folder
+
+
+@pytest.fixture
+def inside():
+    """A folder for the commands' inputs and outputs in the kit's build/ (not under /tmp,
+    which the command does not see), removed afterwards."""
+    folder = paths.BUILD / f"leftovers-{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(tmp: Path, *cmd: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    p = subprocess.run(private_tmp(tmp) + list(cmd), cwd=paths.ROOT, capture_output=True,
+                       text=True, timeout=timeout)
+    assert p.returncode == 0, f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}" \
+                              f"\n{p.stderr[-2000:]}"
+    return p
+
+
+def test_doctor_leaves_nothing_in_tmp(tmp):
+    run(tmp, "scripts/doctor")   # (it starts present's server and asks it for a deck)
+    assert left_in(tmp) == []
+
+
+def test_a_build_with_its_handouts_leaves_nothing_in_tmp(tmp, inside):
+    deck = tiny(inside / "01-run-it-first.ipynb", "import workshop; workshop.setup()",
+                "import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()", deck=True)
+    run(tmp, "scripts/build", str(deck))
+    assert left_in(tmp) == []
+
+
+def test_a_build_stopped_by_ctrl_c_while_it_prints_leaves_nothing_in_tmp(tmp, inside):
+    # Chromium gets the Ctrl-C too (the terminal signals the whole group) and dies without
+    # removing its singleton socket's folder: it was left in /tmp (org.chromium.Chromium.*)
+    deck = tiny(inside / "01-run-it-first.ipynb", "print('a slide')", deck=True)
+    p = subprocess.Popen(private_tmp(tmp) + [sys.executable, "-m", "workshop", "build",
+                                             "--force", str(deck)],
+                         cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    end = time.monotonic() + 180
+    while time.monotonic() < end and p.poll() is None and not _chromium_under(p.pid):
+        time.sleep(0.05)
+    time.sleep(0.5)   # Chromium is up and printing
+    assert any(n.startswith("workshop-print-") for n in os.listdir(tmp)), \
+        f"the build was not printing: {os.listdir(tmp)}"
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "workshop build: interrupted" in err, err
+    time.sleep(1)   # (the browser's own processes end a moment later)
+    assert left_in(tmp) == []
+
+
+def _chromium_under(pid: int) -> bool:
+    try:
+        started = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return False
+    for c in started:
+        try:
+            if "chrom" in c.name():
+                return True
+        except psutil.Error:
+            pass
+    return False
+
+
+def _kernel_of(url: str):
+    """A client of the kernel present started for its deck (its connection file is in the
+    server's runtime folder, the presenter's; the test runs as them)."""
+    import jupyter_client
+
+    from workshop.tools.present.driver import base_token
+    from workshop.tools.present.server import call
+    base, token = base_token(url)
+    kernel = call(base, token, "/api/sessions")[0]["kernel"]["id"]
+    port = base.rsplit(":", 1)[1]
+    kc = jupyter_client.BlockingKernelClient(
+        connection_file=str(paths.BUILD / "present" / f"{port}.runtime" / f"kernel-{kernel}.json"))
+    kc.load_connection_file()
+    kc.start_channels()
+    _ready(kc)
+    return base, token, kernel, kc
+
+
+def _ready(kc) -> None:
+    """(wait_for_ready says "died" before the heartbeat's first answer)"""
+    end = time.monotonic() + 120
+    while not kc.is_alive():
+        assert time.monotonic() < end, "the deck's kernel did not answer"
+        time.sleep(0.2)
+
+
+# what a deck's cells do that could leave a file behind: the setup, a picture, JAX's
+# persistent cache (deck 03's cache keys), a temporary file and folder of the cell's own
+CELLS = ["import workshop; workshop.setup()",
+         "import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()",
+         "import numpy as np, jax\nfrom workshop.jitcache import cache_key_of\n"
+         "print(cache_key_of(lambda x: x * 2, np.ones(8, np.float32)).key[:8])",
+         "import tempfile; f = tempfile.TemporaryFile(); d = tempfile.TemporaryDirectory()"]
+
+
+def _run_cells(kc) -> None:
+    for code in CELLS:
+        reply = kc.execute_interactive(code, timeout=180, output_hook=lambda msg: None)
+        assert reply["content"]["status"] == "ok", (code, reply["content"])
+
+
+@pytest.mark.parametrize("rehearse", [False, True], ids=["present", "rehearse"])
+def test_present_and_its_kernel_leave_nothing_in_tmp(tmp, rehearse):
+    # the deck's kernel runs cells that make temporary files, is restarted from the page (as a
+    # presenter does mid-talk), runs them again; then Ctrl-C. A rehearsal's slides are timed
+    from workshop.tools.present.driver import start_present, stop_present
+    from workshop.tools.present.server import call, free_port
+    p, url = start_present("01", free_port(), env={"TMPDIR": None}, prefix=private_tmp(tmp),
+                           args=("--rehearse",) if rehearse else (), wait=180)
+    report = None
+    try:
+        base, token, kernel, kc = _kernel_of(url)
+        try:
+            _run_cells(kc)
+            call(base, token, f"/api/kernels/{kernel}/restart", {})
+            _ready(kc)
+            _run_cells(kc)
+        finally:
+            kc.stop_channels()
+        if rehearse:
+            for n in (1, 2, 3):
+                call(base, token, "/workshop/rehearsal",
+                     {"slide": n, "path": "decks/01-run-it-first"})
+                time.sleep(0.2)
+        assert stop_present(p) == 0
+        out = p.stdout.read()
+        if rehearse:
+            report = paths.ROOT / out.split("rehearsal report ")[1].split()[0]
+            assert report.exists(), out
+    finally:
+        stop_present(p)
+        if report is not None:
+            report.unlink()
+            report.with_suffix(".log").unlink(missing_ok=True)
+    assert left_in(tmp) == []
+
+
+def test_compose_leaves_nothing_in_tmp(tmp, inside):
+    run(tmp, sys.executable, "-m", "workshop", "compose", str(inside / "t.ipynb"),
+        "--title", "T", "01:One trick")
+    assert left_in(tmp) == []
+
+
+def test_the_tests_leave_nothing_in_tmp(tmp):
+    # the README's command on two test files with tmp_path folders and a kernel (pytest keeps
+    # the last three runs' tmp_path folders in $TMPDIR/pytest-of-USER: here in the run's own)
+    run(tmp, "scripts/test", "-q", "-p", "no:cacheprovider", "tests/test_compose.py",
+        "tests/test_cli.py", "-k",
+        "title_is_text or stylesheets_already or corrupt_notebook or fresh_kernel_prints")
+    assert left_in(tmp) == []
