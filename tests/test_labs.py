@@ -429,7 +429,7 @@ def test_j1_q4_reference_is_clip_or_zero_on_every_case():
     # attendee's jax_enable_x64 changes): on every case, t < 0, inf, NaN and ulps included,
     # it gives exactly what clip_or_zero itself gives
     import jax.numpy as jnp
-    for x, t, _ in j1._CLIP_CASES:
+    for x, t, _ in j1._CLIP_CASES + [e.value + (e.name,) for e in j1.EDGES["q4"]]:
         ours, theirs = j1._original(x, t), np.asarray(j1.clip_or_zero(jnp.asarray(x), t))
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (x, t)
 

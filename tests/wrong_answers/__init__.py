@@ -1,7 +1,8 @@
 """One module per lab (its id in lower case), each with WRONG = {task: [W(answer, says)]}
 and RIGHT = {task: [answers]}. `says` is a word or phrase the rejection message must contain
 (case-insensitive), so a check that rejects a boundary mistake with the message meant for
-another mistake fails its test."""
+another mistake fails its test. `edge`: the row of the lab's table of edge inputs (the check
+module's EDGES) that alone rejects this answer, by its name (tests/test_lab_edges.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ class W:
     """A wrong answer and what its rejection message must say."""
     answer: Any
     says: str
+    edge: str = ""
 
     def __post_init__(self):
         if not (isinstance(self.says, str) and self.says.strip()):

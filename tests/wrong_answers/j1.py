@@ -234,6 +234,10 @@ def _sum_in_float32(x, t):           # "sums in float32 for accuracy": not the o
     return jnp.where(x.sum(dtype=jnp.float32) > t, jnp.clip(x, -t, t), jnp.zeros_like(x))
 
 
+def _result_float32(x, t):           # "float32 to be safe": the right numbers, not x's dtype
+    return jnp.where(x.sum() > t, jnp.clip(x, -t, t), jnp.zeros_like(x)).astype(jnp.float32)
+
+
 def _x64_inside(x, t):               # turns x64 on "to compare exactly", and leaves it on
     jax.config.update("jax_enable_x64", True)
     return jnp.where(x.sum() > t, jnp.clip(x, -t, t), jnp.zeros_like(x))
@@ -242,6 +246,8 @@ def _x64_inside(x, t):               # turns x64 on "to compare exactly", and le
 def _sum_per_column(x, t):           # half-done: sums along axis 0, fine only for vectors
     return jnp.where(x.sum(axis=0) > t, jnp.clip(x, -t, t), jnp.zeros_like(x))
 
+
+_F16 = "float16 x: in float16 the sum and t both are 1024"   # (the rows of j1.EDGES)
 
 WRONG = {
     "q1": [W(4, "too few"), W(6, "too many"), W(3, "too few"), W(0, "too few"),
@@ -260,7 +266,7 @@ WRONG = {
            W(_count_kinds, "it says 3; the jaxpr has 4 top-level"),
            W(_count_no_jit, "it says 3; the jaxpr has 4 top-level"),
            W(lambda f, *a: max(1, len(jax.make_jaxpr(f)(*a).eqns)),   # boundary: no equations
-             "it says 1; the jaxpr has 0 top-level"),
+             "(no equations) it says 1; the jaxpr has 0 top-level", edge="no equations"),
            W(lambda f, *a: len(a), "it says 1; the jaxpr has 3 top-level"),
            W(lambda f, *a: 3.0, "should return an int, it returned float"),
            W(lambda f, *a: len(jax.make_jaxpr(f)(*a).invars),
@@ -291,7 +297,8 @@ WRONG = {
            W(_weak_flags_dict, "a set of positions, got dict"),
            W(_weak_first_only, "disagrees about input 2 (float)"),
            W(_weak_numbers_number, "disagrees about input 2 (float32)"),
-           W(_weak_exact_python_type, "disagrees about input 0 (Level)"),   # an IntEnum
+           W(_weak_exact_python_type, "(an IntEnum) it says []; the trace disagrees about "
+             "input 0 (Level)", edge="an IntEnum"),
            W(_weak_scalar_avals, "disagrees about input 2 (float32)"),
            W(lambda f, *a: LiarSet(), "disagrees about input 1 (float)"),     # hostile: the set
            W(lambda f, *a: {LiarInt(7)}, "disagrees about input 1 (float), input 7")],  # an item
@@ -317,7 +324,9 @@ WRONG = {
            W(_clip_sign_magnitude, "(t < 0: the bounds -t and t cross)"),
            W(_mean_times_n, "x=[0.25, 0.25, 3.0], t=3.5 (the sum equals t)"),
            W(_cond_not_at_most, "(inf and -inf in x: the sum is NaN)"),
-           W(_sum_in_float32, "(float16 x: in float16 the sum and t both are 1024)"),
+           W(_sum_in_float32, "(float16 x: in float16 the sum and t both are 1024)", edge=_F16),
+           W(_result_float32, f"({_F16}) the result is float32 where the original's is "
+             "float16", edge=_F16),
            W(_sum_per_column, "where the original gives [[2.0, -2.5], [2.5, 0.0]]")],
 }
 

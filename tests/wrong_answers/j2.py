@@ -505,7 +505,8 @@ def _starter(*args, **kwargs):
 WRONG = {
     "q1": [W(_starter, "not done yet"),
            W(_listening(lambda e: True), "your count says 3"),   # traced, lowered, compiled
-           W(_listening(lambda e: e.endswith("trace_duration")), "lowering without compiling"),
+           W(_listening(lambda e: e.endswith("trace_duration")), "lowering without compiling",
+             edge="lowering without compiling"),
            W(_listening(lambda e: e == BACKEND, seen=[]), "calls before"),    # never resets
            W(_compiling_lines, "lowering without compiling"),  # "Compiling" comes at lowering
            W(lambda fn: (fn(), 1)[1], "your count says 1"),

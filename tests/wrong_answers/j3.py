@@ -60,6 +60,7 @@ _lse_unnormalised = _lse_with(_stable, lambda s, g: (g * jnp.exp(s),))  # not so
 _lse_naive_fwd = _lse_with(_naive_lse, lambda s, g: (g * s,))          # unstable forward
 _lse_bare_array = _lse_with(_stable, lambda s, g: g * s)               # not a tuple
 _lse_wrong_shape = _lse_with(_stable, lambda s, g: (g,))               # g, not g * softmax
+_lse_abs_g = _lse_with(_stable, lambda s, g: (jnp.abs(g) * s,))        # |g|: loses its sign
 # shifted by the first entry, not the maximum: right whenever the maximum comes first, or the
 # entries are within 88 of each other; inf on [0, 998.5, 1000, ...]
 _lse_shift_first = _lse_with(_shifted_by(lambda x: x[0]), lambda s, g: (g * s,))
@@ -428,6 +429,7 @@ WRONG = {
            W(_lse_vjp_residual, "runs JAX's autodiff inside it"),
            W(_lse_naive_bwd, "the backward rule is not stable"),
            W(_lse_wrong_shape, "a float32[] cotangent for x, a float32[6]"),
+           W(_lse_abs_g, "cotangent of -2.5 (a negative cotangent)", edge="a negative cotangent"),
            W(_lse_keepdims, "should be a scalar"),
            W(_lse_shift_first, "the forward pass is not stable"),
            W(_lse_shift_last, "the forward pass is not stable"),
@@ -452,13 +454,14 @@ WRONG = {
            W(_clip_late, "clip the cotangent"),
            W(_clip_to_zero, "clip the cotangent"),
            W(_clip_bare, "your bwd returns a bare array, not a tuple"),
-           W(_clip_divide, "an infinite cotangent"),
+           W(_clip_divide, "an infinite cotangent", edge="an infinite cotangent"),
            W(_clip_scale, "an infinite cotangent"),
            W(_clip_relu, "an infinite cotangent"),
            W(_clip_finite_only, "an infinite cotangent"),
            # ring 2
-           W(_clip_nan_to_num, "a NaN cotangent came back as a number"),
-           W(_clip_float32_bounds, "comes back as float32"),
+           W(_clip_nan_to_num, "a NaN cotangent came back as a number", edge="a NaN cotangent"),
+           W(_clip_float32_bounds, "for a bfloat16 x with bfloat16 cotangents the gradient "
+             "comes back as float32", edge="a bfloat16 x"),
            W(_clip_tanh, "clip the cotangent"),
            W(_clip_subtract_excess, "an infinite cotangent"),
            W(_clip_to_sign, "clip the cotangent"),

@@ -405,7 +405,7 @@ WRONG = {
              "it gives [-10.0, -10.0, -10.0]"),
            W(_scan_from(-1e30, jnp.maximum), "on [-2.5000000"),
            W(_scan_from(float(np.finfo(np.float32).min), jnp.maximum),  # boundary: -inf inputs
-             "on [-inf, -inf, -1.0, -inf]"),
+             "on [-inf, -inf, -1.0, -inf]… (-inf inputs)", edge="-inf inputs"),
            W(_scan_from(0.0, jnp.add), "its step takes no maximum"),
            W(jax.lax.cummax, "uses cummax"),
            W(_scan_last_only, "returns shape (), not (8,)"),
@@ -422,7 +422,7 @@ WRONG = {
            W(_scan_fmax, "it gives [1.0, 1.0, 2.0, 2.0]"),
            W(_scan_unrolled, "unrolled completely (unroll=50 for 50 steps)"),
            W(_scan_from_min, "it gives [nan, nan, nan, nan]"),
-           W(_scan_float32_start, "for bfloat16 xs it returns float32")],
+           W(_scan_float32_start, "for bfloat16 xs it returns float32", edge="bfloat16 xs")],
     "q3": [W(_starter, "not done yet"), W(l5.newton_sqrt, "grad under jit still refuses it"),
            W(_newton(2), "at a=2.0 it gives 1.416667"),
            W(_newton(8), "at a=1000000.0 it gives"),

@@ -9,6 +9,7 @@ changes it).
 from .framework import (
     CALLBACKS,
     STUCK,
+    Edge,
     KernelState,
     Task,
     Verdict,
@@ -26,6 +27,6 @@ from .framework import (
     solution_code,
 )
 
-__all__ = ["CALLBACKS", "STUCK", "KernelState", "Task", "Verdict", "Wrong",
+__all__ = ["CALLBACKS", "STUCK", "Edge", "KernelState", "Task", "Verdict", "Wrong",
            "all_eqns", "as_array", "as_now", "call_as", "close", "exact", "first_line", "fits",
            "guarded", "raised_in_attendee_code", "solution_code"]

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from .. import config
 from ..palette import HIT, MISS
@@ -176,6 +176,19 @@ class Verdict:
         color = HIT if self.ok else MISS
         return (f"<pre style='color:{color};white-space:pre-wrap'>{html.escape(str(self))}"
                 f"</pre>")
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One row of a lab's table of edge inputs (its module's EDGES, {"qN": (Edge, ...)}): an
+    input the task's own words call for (a sign, a dtype, a rank, a second call with a fresh
+    object) that ordinary inputs leave untried, tried by the task's check beside them. name:
+    how the verdict names it; why: the reason, from the task's words; value: the input, as the
+    check uses it. For every row tests/wrong_answers holds a wrong answer that only this row
+    rejects (tests/test_lab_edges.py takes the row out and sees that answer pass)."""
+    name: str
+    why: str
+    value: Any = None
 
 
 class Task:

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..jitcache import compiles
-from . import KernelState, Task, Wrong, as_array, call_as, exact
+from . import Edge, KernelState, Task, Wrong, as_array, call_as, exact
 
 LAB = "J2"
 MAX_BATCH = 32            # no batch is bigger
@@ -120,16 +120,30 @@ def _cases():
     f2 = jax.jit(lambda v: jnp.cos(v) + k)
     warm = jax.jit(lambda v: jnp.tanh(v) - k)
     warm(x)
-    f4 = jax.jit(lambda v: v * 2.0 + k)
     return [
         ("one function called three times with one shape", lambda: [f1(x) for _ in range(3)], 1),
         ("one function called with three shapes",
          lambda: [f2(np.ones(n, np.float32)) for n in (2, 3, 4)], 3),
         ("a function that was already compiled", lambda: warm(x), 0),
-        ("lowering without compiling", lambda: f4.lower(x), 0),
         ("two new jitted lambdas", lambda: [jax.jit(lambda v, c=c: v + c + k)(x)
                                             for c in (1.0, 2.0)], 2),
-    ]
+    ] + [(e.name, e.value[0](k, x), e.value[1]) for e in EDGES["q1"]]
+
+
+def _lowered(k, x):
+    """A thunk that lowers a fresh jitted function and never compiles it."""
+    f = jax.jit(lambda v: v * 2.0 + k)
+    return lambda: f.lower(x)
+
+
+# The inputs task 1's words call for that ordinary inputs leave untried: a row each, with its
+# reason (tests/wrong_answers/j2.py holds for each a wrong answer that only it rejects); a row's
+# value: (a thunk made from a fresh constant and x, the compiles it makes)
+EDGES = {
+    "q1": (Edge("lowering without compiling", "the task counts XLA's compilations, not JAX's "
+                "traces or lowerings: a function jitted and lowered, never compiled, is "
+                "traced once and compiled not at all", (_lowered, 0)),),
+}
 
 
 class _Boom(Exception):

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import Task, Wrong, as_array, as_now, close
+from . import Edge, Task, Wrong, as_array, as_now, close
 from .j3_reading import (
     _autodiff_traces,
     _bwd_gives_a_tuple,
@@ -136,12 +136,13 @@ def _check_lse_gradient(f, grad, x) -> None:
     if not close(g, fd, tol=5e-3):
         raise Wrong("the gradient disagrees with central finite differences of your own "
                     f"function (largest difference {np.abs(g - fd).max():.3g})", 1)
-    ct = 2.5
     _, vjp = jax.vjp(f, x)
-    (gx,) = vjp(jnp.float32(ct))
-    if not close(gx, ct * want, tol=1e-4):
-        raise Wrong("with an incoming cotangent of 2.5 the result is not 2.5 × the gradient: "
-                    "does the backward rule use its cotangent argument?", 3)
+    for ct, edge in [(2.5, "")] + [(e.value, e.name) for e in EDGES["q1"]]:
+        (gx,) = vjp(jnp.float32(ct))
+        if not close(gx, ct * want, tol=1e-4):
+            raise Wrong(f"with an incoming cotangent of {ct}" + (f" ({edge})" if edge else "")
+                        + f" the result is not {ct} × the gradient: does the backward rule "
+                        "use its cotangent argument, as it is?", 3)
 
 
 def _check_lse_gradient_elsewhere(fn, grad) -> None:
@@ -186,9 +187,6 @@ q1 = Task(LAB, 1, "A stable log-sum-exp with its own VJP", _check_lse, [
 _CLIP_X = np.array([4.0, -3.0, 0.25, -0.5, 2.0, -7.5, 1.5, 0.0], np.float32)
 # cotangents on both sides of both bounds, and on the bounds themselves
 _CLIP_W = np.array([3.0, -0.5, -7.0, 0.9, 1.0, -1.5, -1.0, 1.0001], np.float32)
-# infinite cotangents (an overflow upstream): clipped, they are ±1 like any other beyond 1;
-# a NaN stays NaN, as np.clip leaves it
-_CLIP_ODD = np.array([np.inf, -np.inf, np.nan, 0.5, -2.0, np.inf, 1.0, 0.0], np.float32)
 
 
 def _check_clip(fn) -> str:
@@ -209,33 +207,39 @@ def _check_clip(fn) -> str:
     if not close(g, want):
         raise Wrong(f"with incoming cotangents {_fmt(_CLIP_W)} the gradient is "
                     f"{_fmt(g, 3)}: clip the cotangent, elementwise, to [-1, 1]", 2)
-    _, vjp = jax.vjp(jax.jit(fn), x)
-    (gi,) = vjp(jnp.asarray(_CLIP_ODD))
-    gi, want_odd = np.asarray(gi, np.float32), np.clip(_CLIP_ODD, -1.0, 1.0)
-    told = f"with incoming cotangents {_fmt(_CLIP_ODD)} the gradient is {_fmt(gi, 3)}"
-    inf = np.isinf(_CLIP_ODD)
-    if not np.array_equal(gi[inf], want_odd[inf]):
-        raise Wrong(f"{told}: an infinite cotangent is beyond 1 too, and clipped it is ±1, "
-                    "a finite number", 2)
-    if not np.isnan(gi[np.isnan(_CLIP_ODD)]).all():
-        raise Wrong(f"{told}: a NaN cotangent came back as a number. np.clip leaves a NaN a "
-                    "NaN, and so should the rule: a NaN turned into a number hides a bug "
-                    "upstream", 2)
-    if not close(gi[np.isfinite(_CLIP_ODD)], want_odd[np.isfinite(_CLIP_ODD)]):
-        raise Wrong(f"{told}: clip the cotangent, elementwise, to [-1, 1]", 2)
-    xb = jnp.asarray(_CLIP_X, jnp.bfloat16)
-    _, vjp = jax.vjp(jax.jit(fn), xb)
-    (gb,) = vjp(jnp.asarray(_CLIP_W, jnp.bfloat16))
-    if gb.dtype != jnp.bfloat16:
-        raise Wrong(f"for a bfloat16 x with bfloat16 cotangents the gradient comes back as "
-                    f"{gb.dtype}: a gradient has the dtype of its input, so keep g's "
-                    "dtype", 2)
+    for e in EDGES["q2"]:
+        _clipped_at_the_edge(fn, e)
     gv = jax.vmap(jax.grad(lambda x, w: jnp.sum(w * fn(x))))(
         jnp.stack([x, -x]), jnp.stack([w, 2 * w]))
     if not close(gv, np.stack([want, np.clip(2 * _CLIP_W, -1, 1)])):
         raise Wrong("under vmap the clipped gradients are wrong", 2)
     return ("identity forward, cotangent clipped to [-1, 1] backward (infinite ones to ±1, "
             "NaN kept, the dtype kept), under jit and vmap too")
+
+
+def _clipped_at_the_edge(fn, e: Edge) -> None:
+    """Wrong unless the rule clips the row's cotangents (for an x of the row's dtype) as
+    np.clip does, in that dtype."""
+    dtype, w = e.value
+    _, vjp = jax.vjp(jax.jit(fn), jnp.asarray(_CLIP_X, dtype))
+    (gi,) = vjp(jnp.asarray(w, dtype))
+    if gi.dtype != dtype:
+        raise Wrong(f"for {e.name} with {np.dtype(dtype).name} cotangents the gradient comes "
+                    f"back as {gi.dtype}: a gradient has the dtype of its input, so keep g's "
+                    "dtype", 2)
+    w = np.asarray(jnp.asarray(w, dtype), np.float32)
+    gi, want = np.asarray(gi, np.float32), np.clip(w, -1.0, 1.0)
+    told = f"with incoming cotangents {_fmt(w)} the gradient is {_fmt(gi, 3)}"
+    inf = np.isinf(w)
+    if not np.array_equal(gi[inf], want[inf]):
+        raise Wrong(f"{told}: an infinite cotangent is beyond 1 too, and clipped it is ±1, "
+                    "a finite number", 2)
+    if not np.isnan(gi[np.isnan(w)]).all():
+        raise Wrong(f"{told}: a NaN cotangent came back as a number. np.clip leaves a NaN a "
+                    "NaN, and so should the rule: a NaN turned into a number hides a bug "
+                    "upstream", 2)
+    if not close(gi[np.isfinite(w)], want[np.isfinite(w)]):
+        raise Wrong(f"{told} ({e.name}): clip the cotangent, elementwise, to [-1, 1]", 2)
 
 
 q2 = Task(LAB, 2, "A gradient that must be clipped", _check_clip, [
@@ -245,6 +249,25 @@ q2 = Task(LAB, 2, "A gradient that must be clipped", _check_clip, [
     "infinite g comes out as ±1 too (inf / inf, inf − inf and inf · 0 are NaN), a NaN as "
     "NaN, and bounds given as Python floats keep g's dtype.",
 ], takes="clip_gradient")
+
+
+# The inputs each task's words call for that ordinary inputs leave untried: a row each, with
+# its reason (tests/wrong_answers/j3.py holds for each a wrong answer that only it rejects)
+EDGES = {
+    "q1": (Edge("a negative cotangent", "bwd gets g, the cotangent, and the gradient scales "
+                "with it, sign included: a rule that uses |g| agrees with every positive one",
+                -2.5),),
+    # task 2's rows: (the dtype of x and of its cotangents, the cotangents)
+    "q2": (Edge("an infinite cotangent", "an overflow upstream sends inf: it is beyond 1 like "
+                "any other, and clipped to [-1, 1] it is ±1, a finite number",
+                (jnp.float32, [np.inf, -np.inf, 0.5, -2.0, np.inf, 1.0, 0.0, 3.0])),
+           Edge("a NaN cotangent", "clipped elementwise as np.clip does, a NaN stays a NaN: "
+                "a rule that makes it a number hides the bug upstream",
+                (jnp.float32, [np.nan, 0.5, -2.0, 1.0, 0.0, -0.25, 3.0, -1.0])),
+           Edge("a bfloat16 x", "the gradient has the dtype of its input: bounds given as "
+                "float32 arrays would promote a bfloat16 cotangent",
+                (jnp.bfloat16, _CLIP_W))),
+}
 
 
 # ----------------------------------------------------------------- task 3 and 4: remat

@@ -18,7 +18,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..artefacts import COLLECTIVES as KINDS
-from . import Task, Wrong, as_now, call_as, close, fits
+from . import Edge, Task, Wrong, as_now, call_as, close, fits
 
 LAB = "J4"
 # the checks' own reader (task 3 asks the attendee to write one): only the names are shared
@@ -292,7 +292,23 @@ def _cases():
     args = {"x @ w with w replicated": (x, w), "a psum_scatter in shard_map": (rows,),
             "moving row blocks to column blocks": (tall,), "a ppermute around a ring": (tiles,),
             "an all_to_all": (tiles,)}
-    return [(text, fn, args.get(text, (x,))) for text, fn in _programs(mesh, auto).items()]
+    programs = _programs(mesh, auto)
+    again = [(e.name, programs[e.value[0]],
+              (jax.device_put(_rng_array((16, 8), 12), NamedSharding(auto, e.value[1])),))
+             for e in EDGES["q3"]]
+    return [(text, fn, args.get(text, (x,))) for text, fn in programs.items()] + again
+
+
+# The inputs task 3's words call for that ordinary inputs leave untried: a row each, with its
+# reason (tests/wrong_answers/j4.py holds for each a wrong answer that only it rejects); a row's
+# value: the program (by its name above) and how its argument is placed
+EDGES = {
+    "q3": (Edge("a sum over axis 1 again, of rows split on both axes",
+                "the collectives depend on how the arguments are placed, not on the function "
+                "alone: the same function object, called again on x split by rows only, "
+                "needs none (a reader that remembers its answer by function gives the old one)",
+                ("a sum over axis 1 of tiles", P(("x", "y"), None))),),
+}
 
 
 _STABLEHLO = re.compile(rf"stablehlo\.({'|'.join(k.replace('-', '_') for k in KINDS)})\b")

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src import core
 
-from . import Task, Wrong, as_array, close, exact, first_line, raised_in_attendee_code
+from . import Edge, Task, Wrong, as_array, close, exact, first_line, raised_in_attendee_code
 from .l2_programs import (
     _COUNT_CASES,
     _EVAL_CASES,
@@ -351,6 +351,27 @@ def _check_results(text, results, want_leaves, want_tree) -> None:
                     "f's output back")
 
 
+def _under_jit(transform, e: Edge) -> None:
+    """Wrong unless the transformed function runs inside jax.jit, where f's outputs are
+    tracers, and gives f's leaves and its tree there too."""
+    lu, api_util = _lu()
+    text, f, n = e.value
+    args = [np.float32(i + 1) for i in range(n)]
+    want_leaves, want_tree = jax.tree.flatten(f(*args))
+    fun, aux = transform(lu.wrap_init(f, debug_info=api_util.debug_info("lab L2", f, args, {})))
+    try:
+        out = jax.jit(lambda *a: tuple(fun.call_wrapped(*a)))(*args)
+    except Exception as err:
+        if not raised_in_attendee_code(err):
+            raise
+        raise Wrong(f"{e.name}, for {text}: your generator raised {type(err).__name__} "
+                    f"({first_line(err, 120)}). Inside jit, f's outputs are tracers, not "
+                    "arrays: hand the leaves on as they are, with no NumPy conversion") from None
+    if aux() != want_tree or len(out) != len(want_leaves) or not all(
+            close(g, w) for g, w in zip(out, want_leaves)):
+        raise Wrong(f"{e.name}, for {text}: the leaves or the tree differ from f's output's")
+
+
 def _check_transformation(flatten_outputs) -> str:
     lu, _ = _lu()
     _refuse_not_a_generator(flatten_outputs, lu)
@@ -362,8 +383,22 @@ def _check_transformation(flatten_outputs) -> str:
         results, calls = _call_twice(transform, trace, text, f, n, args)
         _check_counts(text, calls)
         _check_results(text, results, want_leaves, want_tree)
-    return ("leaves out, the tree in the store; on a cache hit your generator did not run, "
-            "and lu.cache copied the cached store into the new one (populate_stores)")
+    for e in EDGES["q4"]:
+        _under_jit(transform, e)
+    return ("leaves out, the tree in the store, under jit too; on a cache hit your generator "
+            "did not run, and lu.cache copied the cached store into the new one "
+            "(populate_stores)")
+
+
+# The inputs each task's words call for that ordinary inputs leave untried: a row each, with
+# its reason (tests/wrong_answers/l2.py holds for each a wrong answer that only it rejects)
+EDGES = {
+    "q4": (Edge("under jit", "the lab is about the wrappers jit puts around a function: under "
+                "jit the transformed function gets tracers, and its generator must hand f's "
+                "outputs on as they are (the stand-in trace above runs it on numbers)",
+                ("a dict of a scalar and a pair",
+                 lambda a, b: {"s": a + b, "p": (a * b, a - b)}, 2)),),
+}
 
 
 q4 = Task(LAB, 4, "A transformation with aux output", _check_transformation, [
