@@ -20,7 +20,7 @@ import psutil
 import pytest
 from conftest import tiny
 
-from workshop.tools import paths
+from workshop.tools import owned, paths
 
 pytestmark = [
     pytest.mark.robust,
@@ -205,3 +205,71 @@ def test_the_tests_leave_nothing_in_tmp(tmp):
         "tests/test_cli.py", "-k",
         "title_is_text or stylesheets_already or corrupt_notebook or fresh_kernel_prints")
     assert left_in(tmp) == []
+
+
+# ---------------------------------------------------------------------------- the hub's attendees
+
+@pytest.fixture
+def attendee():
+    """A system user made as the hub makes an attendee's (ws-NAME, a home and a group of its
+    own); removed afterwards whatever happened."""
+    import pwd
+    import secrets
+    name = f"ws-left{secrets.token_hex(3)}"
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group", name],
+                   check=True, capture_output=True)
+    entry = pwd.getpwnam(name)
+    yield name, entry.pw_uid, Path(entry.pw_dir)
+    if subprocess.run(["userdel", "--remove", name], capture_output=True).returncode == 0:
+        owned.remove_owned({entry.pw_uid})   # (the test stopped before it removed them)
+
+
+def _as(name: str, *cmd: str, timeout: float = 600) -> str:
+    return subprocess.run(["runuser", "-u", name, "--", *cmd], capture_output=True, text=True,
+                          timeout=timeout, cwd="/").stdout
+
+
+def _writable_folders(name: str, home: Path) -> list[Path]:
+    """Every folder `name` may write in, anywhere but its home (the kernel's views aside)."""
+    out = _as(name, "find", "/", "(", "-path", "/proc", "-o", "-path", "/sys", "-o", "-path",
+              str(home), ")", "-prune", "-o", "-type", "d", "-writable", "-print0")
+    return [Path(p) for p in out.split("\0") if p]
+
+
+def _mount_of(path: Path) -> str:
+    """The mount point of the file system `path` is on."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    return max((m for m in mounts if path == Path(m) or Path(m) in path.parents), key=len)
+
+
+@pytest.mark.hub
+def test_an_attendees_files_anywhere_they_could_write_go_with_them(attendee):
+    # H6: --remove-attendees removed homes only; a file an attendee left in /tmp passed to the
+    # next user made, who gets the freed uid. Every folder the attendee may write in is on a
+    # file system owned.remove_owned searches; the attendee writes a file (and in /tmp a folder
+    # holding another's file) into the outermost of each, and after the removal none is left,
+    # while what others have beside them stays
+    name, uid, home = attendee
+    mounts = owned.searched()
+    writable = _writable_folders(name, home)
+    assert Path("/tmp") in writable
+    assert [str(w) for w in writable if _mount_of(w) not in mounts] == [], \
+        "folders the attendee could write on file systems remove_owned does not search"
+    outermost = [w for w in writable if w.parent not in writable]
+    made = [w / f"{name}-was-here" for w in outermost]
+    for f in made:
+        _as(name, "sh", "-c", 'echo left > "$0"', str(f))
+    _as(name, "mkdir", "-m", "777", f"/tmp/{name}-folder")
+    (Path(f"/tmp/{name}-folder") / "roots").write_text("root's file in the attendee's folder")
+    made.append(Path(f"/tmp/{name}-folder"))
+    others = Path(f"/tmp/{name}-not-theirs")   # beside theirs, someone else's
+    others.write_text("stays")
+    try:
+        assert all(f.exists() and f.stat().st_uid == uid for f in made), made
+        subprocess.run(["userdel", "--remove", name], check=True, capture_output=True)
+        removed = owned.remove_owned({uid})
+        assert sorted(removed) == sorted(made)
+        assert [str(f) for f in made if f.exists()] == []
+        assert others.read_text() == "stays"
+    finally:
+        others.unlink()

@@ -1,0 +1,63 @@
+"""The files of removed users, wherever they could write (the hub's `--remove-attendees`).
+
+`userdel --remove` deletes a user's home and mail, nothing else, and its man page leaves the
+rest to the administrator. An attendee could also write in every folder anyone may write:
+/tmp, /var/tmp, /dev/shm, /run/lock, and any such folder elsewhere (a debootstrap tree's
+/tmp, say). Whatever they left there keeps their numeric owner, and the next user made gets
+that number, and so those files: one workshop's attendee would own what an attendee of the
+last one left. So every local, writable file system is searched for what the removed users'
+numbers own, and that is removed (a folder with all it holds)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+# file systems that hold files (not the kernel's views: /proc, /sys, devices, cgroups)
+KINDS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "zfs", "tmpfs",
+         "overlay", "nilfs2", "bcachefs"}
+VIEWS = ("/proc", "/sys")
+
+
+def searched(mounts: str = "/proc/self/mounts") -> list[str]:
+    """The mount points searched: local file systems of KINDS mounted writable (where no one
+    can write, nothing of an attendee's can be), outside the kernel's views."""
+    found = []
+    for line in Path(mounts).read_text().splitlines():
+        _, where, kind, options = line.split()[:4]
+        where = where.replace("\\040", " ")
+        if kind in KINDS and "rw" in options.split(",") and not any(
+                where == v or where.startswith(v + "/") for v in VIEWS):
+            found.append(where)
+    return sorted(set(found))
+
+
+def owned_by(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
+    """What `uids` own, outermost first (a folder of theirs stands for all it holds)."""
+    if not uids:
+        return []
+    test = [a for u in sorted(uids) for a in ("-o", "-uid", str(u))][1:]
+    found: list[Path] = []
+    for mount in mounts if mounts is not None else searched():
+        # -xdev: each file system once, from its own mount point; -prune: not into theirs
+        p = subprocess.run(["find", mount, "-xdev", "(", *test, ")", "-prune", "-print0"],
+                           capture_output=True, timeout=1800)
+        found += [Path(f.decode(errors="surrogateescape"))
+                  for f in p.stdout.split(b"\0") if f]
+    return found
+
+
+def remove_owned(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
+    """Removes what `uids` own on this machine's file systems (see the module); returns what
+    was removed. Run it once the users' processes have ended (they could write more)."""
+    removed = []
+    for path in owned_by(uids, mounts):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(path)
+    return removed
