@@ -374,3 +374,24 @@ def test_each_handout_says_its_licence_and_credit_on_page_one(src):
         first = _norm(pdf_pages(pdf)[0])
         for part in ("CC BY 4.0", "code MIT", "The JAX Authors, Apache-2.0"):
             assert _norm(part) in first, f"{pdf.name}: page 1 does not say “{part}”"
+
+
+def test_a_charts_hidden_code_is_off_the_slides_pdf_and_in_the_reading_handout(printer):
+    # as in RISE (decks/rise.css): the room sees the chart; a reader gets the code that drew it
+    import io
+    chart = nbformat.v4.new_code_cell(
+        "fig, ax = plt.subplots(figsize=(7, 2))\nax.plot([1, 3, 2]); plt.show()", metadata={
+            "slideshow": {"slide_type": "-"}, "jupyter": {"source_hidden": True}},
+        outputs=[nbformat.v4.new_output("stream", text="the chart drawn\n")])
+    plain = nbformat.v4.new_code_cell("print('shown')", metadata={
+        "slideshow": {"slide_type": "-"}})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "## A chart", metadata={"slideshow": {"slide_type": "slide"}}), plain, chart])
+    text = {}
+    for kind, page in (("slides", render.slides_html(nb, "T")),
+                       ("reading", render.reading_html(nb, "T"))):
+        data, _ = printer.pdf(page, kind)
+        text[kind] = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages)
+    assert "the chart drawn" in text["slides"] and "print('shown')" in text["slides"]
+    assert "subplots" not in text["slides"]
+    assert "subplots" in text["reading"] and "the chart drawn" in text["reading"]

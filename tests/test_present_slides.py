@@ -24,6 +24,7 @@ from workshop.tools import browser, paths
 from workshop.tools import notebooks as nbs
 from workshop.tools.present import rehearse
 from workshop.tools.present.driver import (
+    HIDDEN,
     NEXT_JS,
     SHOTS,
     SIZES,
@@ -320,6 +321,7 @@ def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, e
     # a file map is the slide's picture: the call that builds it (kit bookkeeping, 40% of the
     # slide) shows until the presenter runs it, then gives way to the map (decks/rise.css)
     nb = nbformat.v4.new_notebook()
+    nb.metadata["rise"] = nbs.read(nbs.decks()[1]).metadata["rise"]   # laid out as deck 02
     nb.cells = [nbformat.v4.new_markdown_cell("## core.py", metadata={
         "slideshow": {"slide_type": "slide"}}), nbformat.v4.new_code_cell(
         'from workshop import file_map\nfile_map("jax._src.core", within=("Jaxpr", "Literal"),'
@@ -334,6 +336,54 @@ def test_a_file_map_takes_the_place_of_its_call_once_run(chromium, presenting, e
         assert run_slide_cells(page, "file map") == ["[1]:"]
         call_px, map_px = page.evaluate(shown)
         assert call_px == 0 and map_px > 200, (call_px, map_px)
+        # and no row is cut by the browser: a long role is shortened at a whole parameter or
+        # word (workshop/filemap.py), so each row fits its column
+        cut = page.evaluate("() => [...document.querySelectorAll('.reveal section.present "
+                            ".workshop-filemap div[title]')].filter(r => r.scrollWidth > "
+                            "r.clientWidth).map(r => [r.scrollWidth, r.clientWidth, r.innerText])")
+        assert cut == [], cut
+
+
+@pytest.mark.thorough
+@pytest.mark.browser
+def test_a_chart_shows_without_its_code_and_runs_with_ctrl_enter(chromium, presenting,
+                                                                  executed_decks):
+    # a chart's cell hides its code (metadata.jupyter.source_hidden): the slide shows neither
+    # the code nor JupyterLab's one-line placeholder, only the chart once it ran; with nothing
+    # to click into, the presenter's Ctrl-Enter runs it, RISE's choice of cell
+    # (page_scripts/rise_keys.js). The driver runs it the same way.
+    nb = nbformat.v4.new_notebook()
+    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
+        "slideshow": {"slide_type": "slide"}})
+    nb.cells = [slide("## Before"), nbformat.v4.new_code_cell("x = 1"), slide("## A chart"),
+                nbformat.v4.new_code_cell(
+                    "import matplotlib.pyplot as plt\nplt.figure(figsize=(6, 2))\n"
+                    "plt.plot([1, 3, 2]); plt.show()", metadata={
+                        "slideshow": {"slide_type": "-"}, "jupyter": {"source_hidden": True}})]
+    seen = ("() => { const c = document.querySelector('.reveal section.present .jp-CodeCell');"
+            " const h = (q) => [...c.querySelectorAll(q)].reduce((a, e) => a +"
+            " e.getBoundingClientRect().height, 0); return [h('.jp-Cell-inputWrapper'),"
+            " h('.jp-OutputArea-output img'), c.innerText.trim()]; }")
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "chart.ipynb") as page:
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.reveal section.present')"
+                               ".innerText.includes('A chart')", timeout=10_000)
+        code_px, chart_px, words = page.evaluate(seen)
+        assert code_px < 12 and chart_px == 0 and words == "", (code_px, words)
+        page.wait_for_function("() => document.querySelector('.reveal section.present "
+                               ".jp-CodeCell.jp-mod-active')", timeout=5_000)
+        assert document_focus_outside_notebook(page)
+        page.keyboard.press("Control+Enter")   # no click: the slide has nothing to click
+        page.wait_for_selector(".reveal section.present .jp-OutputArea-output img",
+                               timeout=60_000)
+        code_px, chart_px, words = page.evaluate(seen)
+        assert code_px < 12 and chart_px > 150 and "plt" not in words, (code_px, chart_px)
+        page.screenshot(path=str(SHOTS / "chart-code-hidden-1280x720.png"))
+        assert run_slide_cells(page, "a chart") == [HIDDEN]   # the driver's way, again
+
+
+def document_focus_outside_notebook(page) -> bool:
+    return page.evaluate("() => !document.activeElement.closest('.jp-Notebook')")
 
 
 @pytest.mark.robust

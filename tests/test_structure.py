@@ -227,3 +227,54 @@ def test_each_note_starts_with_the_sentence_to_say(deck):
         notes = " ".join(c.source for c in nb.cells[s.start:s.stop]
                          if nbs.slide_type(c) == "notes")
         assert "**Q:**" in notes, f"section “{s.title}” names no likely question (**Q:** …)"
+
+
+# a chart's plotting code on a talk slide: pyplot, a figure or axes call, matplotlib by name
+PLOTTING = re.compile(r"\b(?:plt|matplotlib|pyplot)\b|\b(?:ax|axes|fig)\.\w+\(")
+
+
+def chart_problems(nb) -> list[str]:
+    """Talk-path code cells that would show plotting code to the room, and hidden-code cells
+    the presenter could not run: a chart's cell hides its code (metadata.jupyter.source_hidden)
+    and must be RISE's choice of cell on its slide or fragment, the first code cell there, for
+    Ctrl-Enter to reach it with nothing to click into."""
+    out, stop = [], talk.talk_stop(nb)
+    first_of_step: set[int] = set()   # the first visible code cell of each slide or fragment
+    open_step = True
+    for i, cell in enumerate(nb.cells):
+        if nbs.slide_type(cell) in ("slide", "subslide", "fragment"):
+            open_step = True
+        if talk.is_visible_code(cell) and open_step:
+            first_of_step.add(i)
+            open_step = False
+        if nbs.slide_type(cell) == "fragment" and cell.cell_type == "code":
+            first_of_step.add(i)
+    for i, cell in enumerate(nb.cells):
+        title = nbs.title_at(nb, i)
+        if i < stop and talk.is_visible_code(cell) and PLOTTING.search(cell.source) \
+                and not nbs.code_hidden(cell):
+            out.append(f"cell {i} ({title}) shows plotting code on a talk slide: hide it "
+                       "(metadata.jupyter.source_hidden)")
+        if nbs.code_hidden(cell) and talk.is_visible_code(cell) and i not in first_of_step:
+            out.append(f"cell {i} ({title}) hides its code but is not the first code cell of "
+                       "its slide or fragment: Ctrl-Enter cannot reach it")
+    return out
+
+
+@pytest.mark.parametrize("path", DECKS, ids=lambda p: p.stem)
+def test_no_talk_slide_shows_plotting_code(path):
+    assert chart_problems(nbs.read(path)) == []
+
+
+def test_a_chart_shown_with_its_code_or_out_of_reach_is_caught():
+    import nbformat
+    nb = nbs.read(nbs.decks()[3])   # deck 04: its per-example chart
+    chart = next(i for i, c in enumerate(nb.cells) if nbs.code_hidden(c))
+    assert chart < talk.talk_stop(nb)
+    shown = nbformat.from_dict(nbformat.reads(nbformat.writes(nb), as_version=4))
+    del shown.cells[chart].metadata["jupyter"]
+    assert any("shows plotting code" in p for p in chart_problems(shown))
+    late = nbformat.reads(nbformat.writes(nb), as_version=4)
+    late.cells.insert(chart, nbformat.v4.new_code_cell("x = 1", metadata={
+        "slideshow": {"slide_type": "-"}}))
+    assert any("cannot reach it" in p for p in chart_problems(late))

@@ -117,6 +117,14 @@ def tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
+def code_hidden(cell) -> bool:
+    """Whether a code cell's code is off the slide: a chart's cell, its input hidden by the
+    standard metadata.jupyter.source_hidden (JupyterLab and RISE show the output only; the
+    slides PDF does the same, the reading handout and the site print the code)."""
+    return cell.get("cell_type") == "code" and bool(
+        cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"))
+
+
 def heading(cell) -> str | None:
     """The first markdown heading of a cell, without its #s."""
     if cell.cell_type != "markdown":

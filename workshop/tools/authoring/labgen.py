@@ -70,7 +70,8 @@ def deck_copy(src: Path, nb=None):
     already read): the slides' text, pictures and code and the reading cells, in order; no
     check cell, no speaker notes (their stage directions and the plan's table with them), no
     slideshow settings (RISE's; each cell keeps its slide type, so that its sections are the
-    deck's). A note after the title says what it is and where the explanations are.
+    deck's; a chart's code, hidden on the slide, shown). A note after the title says what it
+    is and where the explanations are.
     A check cell binds no name a later cell reads (tests/test_attendee_decks.py), so every cell
     left runs as it does in the deck."""
     nb = nb if nb is not None else nbs.read(src)
@@ -80,6 +81,10 @@ def deck_copy(src: Path, nb=None):
         if "check" in nbs.tags(cell) or nbs.slide_type(cell) == "notes":
             continue
         out.cells.append(copy.deepcopy(cell))
+        if nbs.code_hidden(cell):   # a chart's code, off the slide, is for reading here
+            out.cells[-1].metadata["jupyter"].pop("source_hidden")
+            if not out.cells[-1].metadata["jupyter"]:
+                del out.cells[-1].metadata["jupyter"]
         if len(out.cells) == 1:
             out.cells.append(_deck_note(src))
     w = nb.metadata.get("workshop", {})

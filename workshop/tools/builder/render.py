@@ -112,7 +112,8 @@ def cell_html(cell, with_outputs: bool = True) -> str:
     parts = [code(cell.source)]
     if with_outputs:
         parts += [output(o) for o in cell.get("outputs", [])]
-    return clean("<div class='cell'>" + "".join(parts) + "</div>")
+    kind = "cell code-hidden" if nbs.code_hidden(cell) else "cell"
+    return clean(f"<div class='{kind}'>" + "".join(parts) + "</div>")
 
 
 BASE_CSS = """
@@ -154,6 +155,7 @@ SLIDES_CSS = """
 .slide .workshop-shown pre { padding: 2px 0; }
 .slide pre.code { margin-bottom: 5px; }   /* JupyterLab's gap between a cell and its output */
 .slide .cell:has(.workshop-filemap) > pre.code { display: none; }   /* as in RISE: the map */
+.slide .cell.code-hidden > pre.code { display: none; }   /* as in RISE: a chart, its code hidden */
 .slide .slide-credit { position: absolute; bottom: 34px; left: 30px; right: 48px; margin: 0;
                        font-size: 13px; color: #555; }
 """

@@ -16,7 +16,10 @@
 //   B and . (a clicker's "blank screen" button): the screen black and back (`togglePause`);
 //   0 0 (JupyterLab's own restart keys): restart the kernel and run the setup cell again, after
 //   a confirm (page_scripts/rise_plugin.js does it);
-//   T: the notes window, whatever has the focus (RISE's own T needed the notebook focused).
+//   T: the notes window, whatever has the focus (RISE's own T needed the notebook focused);
+//   Ctrl-Enter with the focus outside the notebook (on the slide, after a slide change): run
+//   the active cell, RISE's choice (JupyterLab's own Ctrl-Enter needs the notebook focused, a
+//   click into a cell, and a chart's cell, its code hidden, has nothing to click into).
 // Reveal's navigation mode is set to "linear" too, so the on-screen arrows and a swipe step
 // the same way. Keys typed into a cell (its editor has the focus), keys with Ctrl, Alt or
 // Cmd, and keys while a JupyterLab dialog is open are left alone; in the overview (W) the
@@ -49,6 +52,13 @@
     return FORWARD[k] ? 'next' : BACK[k] ? 'prev' : JUMP[k] ? 'slide' : null;
   }
   function onKey(e) {
+    if (e.key === 'Enter' && e.ctrlKey && !e.shiftKey && !e.altKey && !e.metaKey &&
+        !e.defaultPrevented && !(e.target.closest && e.target.closest('.jp-Notebook')) &&
+        !document.querySelector('.jp-Dialog') && document.querySelector('.reveal')) {
+      e.preventDefault(); e.stopImmediatePropagation();
+      document.dispatchEvent(new CustomEvent('workshop-run'));   // (the plugin runs it)
+      return;
+    }
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
     if (document.querySelector('.jp-Dialog')) return;   // its buttons have the keys
     var deck = document.querySelector('.reveal');

@@ -11,7 +11,8 @@
 // Every name the talk defined is gone: the guide says to run the present section's cells
 // again. A 'workshop-restarted' event on the document tells rise_page.js (present
 // --rehearse's log records it). And T (rise_keys.js): RISE's notes window, whatever has the
-// focus (RISE's own binding asked for the notebook's).
+// focus (RISE's own binding asked for the notebook's), and Ctrl-Enter off the notebook: the
+// active cell runs (JupyterLab's run-cell).
 /* workshop: restart from the slideshow; T */
 (function () {
   var COMMAND = 'workshop:restart-and-run-setup';
@@ -93,6 +94,9 @@
       });
       document.addEventListener('workshop-notes', function () {   // T (rise_keys.js)
         app.commands.execute('RISE:notes-open');
+      });
+      document.addEventListener('workshop-run', function () {   // Ctrl-Enter (rise_keys.js)
+        app.commands.execute('notebook:run-cell');
       });
       var tries = 0, wait = setInterval(function () {   // (RISE adds its buttons once shown)
         if (button(app) || ++tries > 600) clearInterval(wait);

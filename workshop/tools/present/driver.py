@@ -55,6 +55,14 @@ BACK_WALK_JS = page_script("back_walk.js").replace(
     "__MEASURE__", MEASURE_JS.strip()).replace("__FRAGMENTS__", FRAGMENTS_JS)
 # (a cell's prompt is set to this mark before each Ctrl-Enter: see run_slide_cells)
 PRESSED = "[pressed]:"
+# A chart's cell has its code hidden (metadata.jupyter.source_hidden, decks/rise.css): no
+# editor to click into and no prompt JupyterLab numbers. RISE makes it the active cell and
+# Ctrl-Enter runs it (page_scripts/rise_keys.js); its run is seen as its output area changing,
+# and run_slide_cells gives HIDDEN for its prompt.
+HIDDEN = "[code hidden]:"
+WATCH_JS = ("(c) => { c.__workshopRan = false; new MutationObserver(() => { c.__workshopRan ="
+            " true; }).observe(c.querySelector('.jp-OutputArea'), {childList: true,"
+            " subtree: true}); }")
 
 
 # ---------------------------------------------------------------------------- the server
@@ -244,12 +252,47 @@ def run_slide_cells(page, where: str, timeout=90_000) -> list[str]:
         except Exception:
             raise DriverError(f"{where}: RISE did not make its own choice of cell active "
                               f"within 5 s (before “{first}”)") from None
+        if cell.query_selector(".cm-content") is None:   # a chart's cell: its code hidden
+            _run_hidden(page, cell, where, first or "a cell, its code hidden", timeout)
+            prompts.append(HIDDEN)
+            continue
         _press_until_it_runs(page, cell, f"{where}: Ctrl-Enter in “{first}”")
         _wait_until_it_ran(page, cell, where, first, timeout)
         prompts.append(cell.query_selector(".jp-InputArea-prompt").inner_text().strip())
     if cells:
         page.keyboard.press("Escape")
     return prompts
+
+
+def _run_hidden(page, cell, where: str, first: str, timeout: int) -> None:
+    """A cell whose code is hidden, run as the presenter runs it: once RISE has made it the
+    active cell, Ctrl-Enter (no click: there is nothing to click into); then its output."""
+    first = cell.evaluate("(c) => (c.querySelector('.jp-PlaceholderText') || {textContent: ''})"
+                          ".textContent") or first
+    try:
+        page.wait_for_function("(c) => c.classList.contains('jp-mod-active')", arg=cell,
+                               timeout=5_000, polling=50)
+    except Exception:
+        raise DriverError(f"{where}: RISE did not make “{first}” (its code hidden) the active "
+                          "cell: Ctrl-Enter cannot reach it") from None
+    cell.evaluate(WATCH_JS)
+    deadline = time.monotonic() + 15   # (a press the page dropped: press again)
+    while time.monotonic() < deadline:
+        page.keyboard.press("Control+Enter")
+        try:
+            page.wait_for_function("(c) => c.__workshopRan", arg=cell, timeout=1_500,
+                                   polling=50)
+            break
+        except Exception:
+            continue
+    try:
+        page.wait_for_function("(c) => c.__workshopRan && !!c.querySelector("
+                               "'.jp-OutputArea-output')", arg=cell, timeout=timeout,
+                               polling=50)
+    except Exception:
+        page.screenshot(path=str(SHOTS / f"{where.replace(' ', '-')}-not-run.png"))
+        raise DriverError(f"{where}: the cell “{first}” (its code hidden) did not run from the "
+                          f"slideshow in {timeout // 1000} s") from None
 
 
 def _show_fragment_of(page, cell, failed: str) -> None:

@@ -482,9 +482,11 @@ def count_what_ran(show: Showing, run: DeckRun) -> None:
     if not notes_show(show.notes, show.nb, show.talk_n):
         run.problems.append(f"{stem}: the notes window did not follow to slide {show.talk_n}")
     run.notes = "followed" if not any("notes window" in p for p in run.problems) else "no"
-    run.cells = page.evaluate(
-        "() => [...document.querySelectorAll('.reveal .slides .jp-CodeCell:not(.reveal-skip)"
-        " .jp-InputArea-prompt')].filter(p => /\\[\\d+\\]/.test(p.textContent)).length")
+    run.cells = page.evaluate(   # (a chart's cell, its code hidden: ran if it drew)
+        "() => [...document.querySelectorAll('.reveal .slides .jp-CodeCell:not(.reveal-skip)')]"
+        ".filter(c => c.querySelector('.jp-InputArea-prompt') ? /\\[\\d+\\]/.test("
+        "c.querySelector('.jp-InputArea-prompt').textContent) : !!c.querySelector("
+        "'.jp-OutputArea-output')).length")
     if run.cells != run.expected:
         run.problems.append(f"{stem}: {run.cells} of the talk path's {run.expected} "
                             "code cells ran from the slideshow")
