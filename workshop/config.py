@@ -33,6 +33,12 @@ DECK_BUDGET = 30.0   # s for a whole deck's run
 # metrics): a slide printed smaller than this to fit its page needs the wheel on the
 # projector, so it must be split (0.99: a pixel or two of rounding between print and screen)
 MIN_SCALE = 0.99
+# a slide whose content is smaller than the slide is grown to fill it (page_scripts/fill.js), its
+# title kept, up to this factor: body text 26 -> 42 px (Quarto's 40 px on a 700 px slide), code
+# 20 -> 32 px, still under the title's 46; a talk slide's content then reaches this share of
+# the slide's height, unless it is a title or a divider or its lines are too wide to grow
+FILL_LIMIT = 1.6
+FILL_SHARE = 0.6
 
 # ---------------------------------------------------------------- the talk-time estimate
 WORDS_PER_MINUTE = 130   # a presenter's pace, notes read aloud

@@ -74,3 +74,11 @@ def page_script(name: str, folder: Path = PAGE_SCRIPTS) -> str:
     while lines and lines[0].startswith("//"):
         lines.pop(0)
     return "\n".join(lines).rstrip("\n")
+
+
+def fill_script(name: str) -> str:
+    """A page script that grows a slide's content to fill it (`__FILL__`: fill.js's function,
+    `__LIMIT__`: its largest factor, config.FILL_LIMIT): the slides PDF's and RISE's."""
+    from ..config import FILL_LIMIT
+    return (page_script(name).replace("__FILL__", page_script("fill.js"))
+            .replace("__LIMIT__", repr(FILL_LIMIT)))

@@ -182,7 +182,7 @@ pre { font-size: 8.5pt; line-height: 1.3; white-space: pre-wrap; overflow-wrap: 
 
 # run by the printer in each page: the slides scaled to fit (what was shrunk, for the report),
 # then anything that would still run off its page
-FIT_JS = paths.page_script("fit_slides.js")
+FIT_JS = paths.fill_script("fit_slides.js")
 OVERFLOW_JS = paths.page_script("overflow.js")
 A4_CONTENT_PX = 672   # 210 mm less 2 × 16 mm margins, at 96 px per inch
 

@@ -42,7 +42,7 @@ import re
 import time
 from pathlib import Path
 
-from ..paths import page_script
+from ..paths import fill_script, page_script
 
 RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
 # The notebook is not drawn until RISE makes it slides (RISE marks the body rise-enabled, then
@@ -62,7 +62,8 @@ SETTINGS_LATER = ("@jupyterlab/shortcuts-extension:shortcuts",
 UNTIL_SHOWN = "<style>body:not(.rise-enabled) .jp-Notebook { display: none !important; }</style>"
 # the page's scripts, in this order (each says what it does), inside one function that declares
 # what they share: PLAN (alone on its line), REHEARSE and BYLINE
-SCRIPTS = ("rise_page.js", "rise_keys.js", "rise_talk.js", "rise_notes_window.js")
+SCRIPTS = ("rise_page.js", "rise_keys.js", "rise_talk.js", "rise_notes_window.js",
+           "rise_fill.js")
 # the JupyterLab plugin (page_scripts/rise_plugin.js): its name among the page's federated
 # extensions, and where this extension serves it
 PLUGIN = "workshop-present"
@@ -79,7 +80,7 @@ def script(plan: dict | None, rehearse: bool, byline: list[str] | None = None) -
     """The page scripts for one RISE page, in one <script> element."""
     shared = (f"var PLAN = {_js(plan)};\n"
               f"var REHEARSE = {_js(bool(rehearse))}, BYLINE = {_js(byline or [])};")
-    js = "\n".join(page_script(name).replace("__RULE__", RULE) for name in SCRIPTS)
+    js = "\n".join(fill_script(name).replace("__RULE__", RULE) for name in SCRIPTS)
     return f"<script>(function () {{\n{shared}\n{js}\n}})();</script>"
 
 
