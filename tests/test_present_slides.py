@@ -678,6 +678,57 @@ PREVIEWS_JS = """() => { const f = [...document.querySelectorAll('iframe')];
       !d.documentElement.classList.contains('workshop-waiting'); }); }"""
 
 
+# the notes window's current-slide pane: the text of its present slide's outputs, and where
+# its title sits from the pane's top, as a share of the pane's height (in the window's px)
+CURRENT_JS = """() => {
+  const f = document.querySelector('#current-slide iframe'), doc = f && f.contentDocument;
+  const sec = doc && doc.querySelector('.reveal .slides section.present:not(.stack)');
+  const title = sec && sec.querySelector('h1, h2, h3');
+  if (!title) return null;
+  const pane = f.getBoundingClientRect(), t = title.getBoundingClientRect();
+  return {outputs: [...sec.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText)
+            .join(' '), title_at: t.top / pane.height, title: title.innerText};
+}"""
+
+
+@pytest.mark.thorough
+@pytest.mark.browser
+def test_the_notes_windows_current_slide_is_the_projectors(chromium, presenting, executed_decks):
+    # the current pane was a fresh page: no outputs (no chart, no map) and the slide centred
+    # in a pane taller than 16:9 (its title 190 px down); now the slide sits at the pane's top
+    # with the outputs the slideshow's cells made, and follows a cell run after it opened
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["rise"] = nbs.read(nbs.decks()[0]).metadata["rise"]
+    kind = lambda k: {"slideshow": {"slide_type": k}}
+    nb.cells = [nbformat.v4.new_markdown_cell("## First", metadata=kind("slide")),
+                nbformat.v4.new_code_cell("print('made on the projector')", metadata=kind("-")),
+                nbformat.v4.new_code_cell("print('and after T')", metadata=kind("fragment")),
+                nbformat.v4.new_markdown_cell("Say this.", metadata=kind("notes")),
+                nbformat.v4.new_markdown_cell("## Second", metadata=kind("slide"))]
+    with slideshow(chromium, presenting["url"], nb, executed_decks / "notes-pane.ipynb") as page:
+        page.wait_for_timeout(1_000)   # (RISE's choice of cell lands, then the run)
+        first = page.query_selector_all(".reveal section.present .jp-CodeCell")[0]
+        first.query_selector(".cm-content").click(force=True)
+        page.keyboard.press("Control+Enter")
+        first.wait_for_selector(".jp-OutputArea-output", timeout=60_000)
+        page.keyboard.press("Escape")
+        with page.context.expect_page(timeout=15_000) as popup:
+            page.keyboard.press("t")
+        notes = popup.value
+        notes.wait_for_function(PREVIEWS_JS, timeout=60_000, polling=250)
+        notes.wait_for_function(f"() => {{ const c = ({CURRENT_JS})(); return c && "
+                                "c.outputs.includes('made on the projector'); }",
+                                timeout=10_000, polling=250)
+        seen = notes.evaluate(CURRENT_JS)
+        assert seen["title"] == "First" and seen["title_at"] < 0.08, seen
+        notes.screenshot(path=str(SHOTS / "notes-window-current-pane.png"))
+        page.bring_to_front()
+        assert run_slide_cells(page, "the notes pane") == ["[2]:", "[3]:"]
+        notes.wait_for_function(f"() => ({CURRENT_JS})().outputs.includes('and after T')",
+                                timeout=10_000, polling=250)
+        notes.close()
+
+
 def test_the_notes_window_shows_the_present_slides_notes_once_and_paces_the_talk(chromium,
                                                                                  presenting):
     # T opens Reveal's notes window. Before workshop.tools.present.extension it showed each note

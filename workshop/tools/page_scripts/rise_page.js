@@ -62,18 +62,26 @@
     if (!queued) { queued = true; requestAnimationFrame(mark); }
   }).observe(document.documentElement, {childList: true, subtree: true});
   // The notes window's two previews are RISE pages too (receivers): no help button on them,
-  // and the upcoming slide's title below the notes window's "Upcoming" label, not under it
+  // and the upcoming slide's title below the notes window's "Upcoming" label, not under it.
+  // The current slide's pane shows the slide as the projector does: at the top of the pane
+  // (its pane is taller than 16:9, and Reveal centred the slide in it, the title 190 px down)
+  // and with the outputs the slideshow's cells have made (a fresh page of its own, it had
+  // none: no chart, no map), copied from the slides window (mirror, below).
   if (receiver) {
-    var upcoming = false;
+    var upcoming = false, current = false;
     try {
       upcoming = !!(window.frameElement && window.frameElement.closest('#upcoming-slide'));
+      current = !!(window.frameElement && window.frameElement.closest('#current-slide'));
     } catch (x) {}
     var preview = document.createElement('style');
     preview.textContent = '#help-b { display: none !important; }' + (upcoming ?
       ' html body.rise-enabled .reveal .slides > section > section,' +
       ' html body.rise-enabled .reveal .slides > section:not(.stack)' +
-      ' { padding-top: 104px !important; }' : '');
+      ' { padding-top: 104px !important; }' : '') + (current ?
+      ' html body.rise-enabled .jp-NotebookPanel.reveal { height: min(100vh, 56.25vw)' +
+      ' !important; }' : '');
     (document.head || document.documentElement).appendChild(preview);
+    if (current) setInterval(mirror, 500);
     // The notes window names the slide in the preview's address (#/h/v, the present slide),
     // which RISE does not read, and sends the state again only at the next slide change: the
     // upcoming pane showed the deck's first slide until then. Now a preview shows nothing
@@ -97,6 +105,27 @@
       if (!ready || !d || ['setState', 'slide', 'next'].indexOf(d.method) < 0) return;
       clearTimeout(shown);
       shown = setTimeout(function () { root.classList.remove('workshop-waiting'); }, 150);
+    });
+  }
+  // The current pane's code cells show what the slides window's show: each output area of the
+  // present slide copied from the same cell there (the notes window's opener), when it changed
+  function mirror() {
+    var main;
+    try { main = window.parent.opener; if (!main || main.closed || !main.document) return; }
+    catch (x) { return; }
+    var sec = document.querySelector('.reveal .slides section.present:not(.stack)');
+    if (!sec) return;
+    var mine = Array.prototype.slice.call(document.querySelectorAll('.reveal .jp-Notebook-cell'));
+    var theirs = main.document.querySelectorAll('.reveal .jp-Notebook-cell');
+    sec.querySelectorAll('.jp-CodeCell').forEach(function (cell) {
+      var twin = theirs[mine.indexOf(cell)], to = cell.querySelector('.jp-OutputArea');
+      var from = twin && twin.querySelector('.jp-OutputArea');
+      if (!from || !to) return;
+      var html = from.innerHTML;
+      if (to.workshopMirrored === html) return;
+      to.innerHTML = html;
+      to.workshopMirrored = html;
+      cell.classList.toggle('jp-mod-noOutputs', !from.querySelector('.jp-OutputArea-output'));
     });
   }
   // RISE turns Reveal's history on: each slide or fragment change is written into the
