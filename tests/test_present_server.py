@@ -257,6 +257,46 @@ def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypa
         link.unlink()
 
 
+@pytest.mark.parametrize("key,value", [
+    ("footer", "<img src=x onerror=alert(1)>"), ("footer", "<img/src=x/onerror=alert(1)>"),
+    ("header", "<span onmouseover='alert(1)'>A</span>"), ("overlay", "<svg onload=alert(1)>"),
+    ("footer", "<a href='javascript:alert(1)'>x</a>"), ("footer", "<SCRIPT>alert(1)</SCRIPT>"),
+    ("footer", "<span class='x' style='background:url(//example.org)'>x</span>"),
+    ("header", ["not", "text"])])
+def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_starts(
+        tmp_path, monkeypatch, key, value):
+    # a deck from someone else: RISE puts its header, footer and overlay into the page as HTML
+    # when present opens it, before any cell runs (an <img onerror> in a footer ran: the
+    # probe's C12)
+    import nbformat
+
+    from workshop.tools import notebooks as nbs
+    from workshop.tools.errors import KitError
+    from workshop.tools.present import server
+    nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
+    nb.metadata.rise[key] = value
+    deck = paths.BUILD / f"07-theirs-{os.getpid()}.ipynb"
+    nbformat.write(nb, deck)
+    monkeypatch.setattr(nbs, "decks", lambda: [deck])
+    monkeypatch.setattr(server, "Server", lambda *a, **k: pytest.fail("a server was started"))
+    try:
+        with pytest.raises(KitError, match=rf"^{re.escape(paths.short(deck))}: its "
+                                           rf"metadata.rise.{key} holds markup") as e:
+            server.main("07", open_browser=False)
+        assert "\n" not in str(e.value)
+    finally:
+        deck.unlink()
+
+
+def test_the_kits_decks_and_a_composed_talks_title_pass_the_rise_markup_check():
+    from workshop.tools import notebooks as nbs
+    from workshop.tools.present import server
+    assert [d.name for d in nbs.decks() if server.markup_problem(nbs.read(d))] == []
+    nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
+    nb.metadata.rise["footer"] = "<span class='workshop-footer'>Ünï &lt;img&gt; &amp; “q”</span>"
+    assert server.markup_problem(nb) is None
+
+
 def test_present_lists_decks_and_refuses_a_wrong_name():
     run = lambda *a: subprocess.run([sys.executable, "-m", "workshop", "present", *a],
                                     capture_output=True, text=True, cwd=paths.ROOT, timeout=60)

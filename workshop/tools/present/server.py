@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -326,6 +327,29 @@ def prune(folder: Path) -> None:
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
+# A deck's own RISE settings that the slideshow puts into the page as HTML, as soon as present
+# opens it and before any cell runs (JupyterLab's notebook trust does not cover them): text, and
+# the inline tags the kit's footer uses with at most a class, and nothing else. An allowlist of
+# the whole string, not a parse: a tag the browser reads differently from a parser
+# (`<img/src=x/onerror=…>`) is simply not on it. (compose escapes the title it writes there.)
+RISE_HTML = ("header", "footer", "overlay")
+_INLINE = "span|b|i|em|strong|small|br|sub|sup|code"
+_TEXT = re.compile(rf"(?:[^<>]|</?(?:{_INLINE})(?:\s+class=(['\"])[\w\s-]*\1)?\s*/?>)*")
+
+
+def markup_problem(nb) -> str | None:
+    """Where `nb`'s RISE settings hold markup the slideshow would run or load, in words."""
+    rise = nb.metadata.get("rise", {})
+    for key in RISE_HTML:
+        value = rise.get(key)
+        if value is not None and not (isinstance(value, str) and _TEXT.fullmatch(value)):
+            shown = value[:60] if isinstance(value, str) else type(value).__name__
+            return (f"its metadata.rise.{key} holds markup the slideshow would run or load "
+                    f"({shown!r}): present accepts text and <span class='…'> there, as the "
+                    "kit's decks have")
+    return None
+
+
 def refuse_what_cannot_be_shown(path: Path) -> None:
     """What the build refuses (a cell that would show notes on the slide) is refused here too,
     and XLA_FLAGS that would kill the kernel in the setup cell: a KitError."""
@@ -357,6 +381,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
                               "that present serves: copy the deck into decks/ (or "
                               "`python -m workshop compose` a talk there)")
     rel = path.relative_to(paths.ROOT).as_posix()
+    markup = markup_problem(nbs.read(path))   # before a server or a browser starts
+    if markup:
+        raise errors.KitError(f"{paths.short(path)}: {markup}")
     t0 = time.monotonic()
     from . import rehearse as rh
     log = rh.start_log(path) if rehearse else None   # (unwritable: one line, nothing started)
