@@ -408,3 +408,23 @@ def test_sharding_grid_draws_each_devices_block_from_the_array():
     assert show_sharding(line, tall=200).facts["split"] == ["over i (8)"]
     with pytest.raises(ValueError, match="1-D or 2-D"):
         show_sharding(jnp.ones((2, 2, 2)))
+
+
+def test_charts_and_captions_are_in_the_slides_one_sans_face():
+    # the charts' words and the pictures' captions were in DejaVu Sans beside the slides'
+    # Source Sans Pro (decks/rise.css): a second sans face on one slide
+    import matplotlib
+    from matplotlib import font_manager, ft2font
+
+    from workshop import pictures
+    from workshop.phasemap import show_phase_map
+    from workshop.tools import paths
+    assert '"Source Sans Pro"' in (paths.DECKS / "rise.css").read_text()
+    with matplotlib.rc_context():
+        pictures.projector_charts()
+        face = font_manager.findfont(font_manager.FontProperties(
+            family=matplotlib.rcParams["font.family"]), fallback_to_default=False)
+        assert ft2font.FT2Font(face).family_name == "Source Sans Pro", face
+    sans = [t.get("font-family") for t in ElementTree.fromstring(show_phase_map(2).svg).iter()
+            if t.get("font-family") and "Mono" not in t.get("font-family")]
+    assert sans and all(f.startswith("Source Sans Pro,") for f in sans), set(sans)

@@ -24,7 +24,10 @@ from .config import SLIDE_W  # with them (workshop/config.py says why each)
 from .palette import FILL, HERE, INK, TEXT  # the colours: palette.py says what each means
 
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
-SANS = "DejaVu Sans, Helvetica, Arial, sans-serif"
+# the slides' one sans face, the RISE theme's Source Sans Pro (decks/rise.css): a picture's
+# captions and a chart's words were in DejaVu Sans beside it, a second sans on the slide
+SANS = "Source Sans Pro, Helvetica, Arial, sans-serif"
+FACE = "Source Sans Pro"
 EM = 0.607        # width of one monospace character, in font sizes (DejaVu Sans Mono: 0.602)
 
 
@@ -44,8 +47,33 @@ def projector_charts() -> None:
     except ImportError:
         return
     from .palette import CHART_CYCLE  # the series in the kit's colours, not matplotlib's
-    matplotlib.rcParams.update({**CHART_RC,
+    # the words in the slides' face (a glyph it lacks, ∇, from DejaVu Sans)
+    face = {"font.family": [FACE, "DejaVu Sans"]} if _slide_faces() else {}
+    matplotlib.rcParams.update({**CHART_RC, **face,
                                 "axes.prop_cycle": matplotlib.cycler(color=CHART_CYCLE)})
+
+
+def _slide_faces() -> list[str]:
+    """The slides' face given to matplotlib: the Source Sans Pro files jupyterlab-rise ships
+    (the kit's environment has it, offline; the same files the printer uses). [] where it is
+    not installed (an attendee's plain venv): the charts keep matplotlib's DejaVu Sans."""
+    import importlib.util
+    from pathlib import Path
+
+    from matplotlib import font_manager, ft2font
+    spec = importlib.util.find_spec("jupyterlab_rise")   # (found, not imported)
+    if spec is None or not spec.origin:
+        return []
+    found = []
+    for ttf in sorted(Path(spec.origin).parent.glob("static/*.ttf")):
+        try:
+            family = ft2font.FT2Font(str(ttf)).family_name
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if family.startswith(FACE):
+            font_manager.fontManager.addfont(str(ttf))
+            found.append(str(ttf))
+    return found
 
 
 @dataclass
