@@ -3,7 +3,7 @@ the package index, then `pip install -e .`, nothing else) runs every lab's atten
 bottom with no traceback from the kit: only the starters' own NotImplementedError, and a verdict
 from every check. This is what catches a package the labs import but pyproject.toml does not
 declare (J3's matplotlib, J4's rich were). It runs the attendee copies of the decks too, each
-section after the setup cell alone (deck 01's in the quick run, the others' under -m thorough),
+section after the setup cell alone (under -m thorough; CI's newer Pythons run this file whole),
 and finds every module any copy imports."""
 from __future__ import annotations
 
@@ -145,15 +145,14 @@ def with_resets(nb) -> list:
 
 @pytest.fixture(scope="module")
 def plain_deck_runs(plain_kernel):
-    """{copy: (why the run stopped early, or "", its cells as they ran)}: deck 01's copy the first
-    time one is asked for, the others' together when one of them is (-m thorough). One kernel
-    for a group, every name forgotten and the setup cell run again before each section, so
-    each section runs with the setup cell's names only."""
+    """{copy: (why the run stopped early, or "", its cells as they ran)}: every deck's copy, the
+    first time one is asked for. One kernel for them all, every name forgotten and the setup
+    cell run again before each section, so each section runs with the setup cell's names only."""
     done = {}
 
     def run(copy):
         if copy not in done:
-            group = [copy] if copy == COPIES[0] else COPIES[1:]
+            group = COPIES
             whole, bounds = nbformat.v4.new_notebook(), []
             for c in group:
                 if whole.cells:
@@ -172,8 +171,8 @@ def plain_deck_runs(plain_kernel):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("copy", [pytest.param(c, marks=[pytest.mark.thorough] if i else [])
-                                  for i, c in enumerate(COPIES)], ids=lambda p: p.stem)
+@pytest.mark.thorough
+@pytest.mark.parametrize("copy", COPIES, ids=lambda p: p.stem)
 def test_a_decks_attendee_copy_runs_in_a_plain_venv(plain_deck_runs, copy):
     stopped, cells = plain_deck_runs(copy)
     assert not stopped, stopped

@@ -62,7 +62,10 @@ def test_a_demo_that_stops_raising_fails_the_run(tmp_path):
     assert "ClaimFailed" in result.failure.error and "nothing was raised" in result.failure.error
 
 
-@pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)
+# one deck's export in the quick run (the exporter and the show_* outputs are the same for all),
+# every deck's under -m thorough
+@pytest.mark.parametrize("deck", [pytest.param(d, marks=[pytest.mark.thorough] if i else [])
+                                  for i, d in enumerate(nbs.decks())], ids=lambda p: p.stem)
 def test_html_export_keeps_source_highlighting_and_no_terminal_codes(runs, deck):
     from nbconvert import HTMLExporter
     _, text = runs[(deck, None)]

@@ -1,10 +1,11 @@
-"""Decks 02–06 in RISE, every slide measured from their executed outputs: at 1280×720 in the
-quick run, and at 1366×768 and 1920×1080 under `-m thorough` (CI's second step, and --full). The
-slide is laid out at 1280×720 and scaled to the window, so the quick run's size finds what does
-not fit; the others find what the scaling rounds over the edge (deck 01, run live from the
-slideshow, is measured at all three in test_present_slides.py; the server's own tests are in
-test_present_server.py). Two files, this one and test_present_decks_b.py, each with a server of
-its own, so that scripts/test's two workers end on one each."""
+"""Decks 02–06 in RISE, every slide measured from their executed outputs at 1280×720, 1366×768
+and 1920×1080, under `-m thorough` (CI's second step, and --full). The quick run measures every
+deck's talk path in print instead (test_handouts.py: the slides PDF lays each slide out in the
+live slide's box, so a slide that would scroll on the projector overflows its page) and deck
+01 live, from the slideshow, at all three sizes (test_present_slides.py), which is the proof
+that live and print agree; the server's own tests are in test_present_server.py. Two files,
+this one and test_present_decks_b.py, each with a server of its own, so that two workers end
+on one each."""
 from __future__ import annotations
 
 import pytest
@@ -21,6 +22,7 @@ def half(here: bool) -> list:
     return [d for d in nbs.decks()[1:] if (d.name[:2] in HERE) == here]
 
 
+@pytest.mark.thorough
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(True), ids=lambda p: p.stem)
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,

@@ -9,6 +9,7 @@ from workshop.tools import notebooks as nbs
 from workshop.tools.present.driver import SIZES
 
 
+@pytest.mark.thorough
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", half(False), ids=lambda p: p.stem)
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting, executed_decks, runs,

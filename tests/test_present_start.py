@@ -141,7 +141,7 @@ def test_the_rise_page_hides_the_notebook_until_slides_and_loads_three_settings_
         assert schema.get("jupyter.lab.transform") is True, plugin
 
 
-@pytest.mark.slow
+@pytest.mark.thorough   # the maintainer's benchmark (a whole present start, 15 s of CPU)
 def test_the_benchmark_times_a_run_and_leaves_nothing_running():
     mark = secrets.token_hex(8)   # in the environment of everything the bench starts
     env = {**os.environ, "WORKSHOP_BENCH_TEST": mark}

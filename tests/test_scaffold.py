@@ -84,9 +84,11 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     # 5. the quick run's tests of the new deck, the new lab and deck 01, and those about the
     # whole kit that a deck or a lab changes: its structure, its package, its schedule and
     # tables, the handouts' index, the labs' copies and modules (the executor's, the printer's
-    # and the other notebooks' tests are the outer quick run's; deck 01's run is the build's)
+    # and the other notebooks' tests are the outer quick run's; deck 01's run is the build's, so
+    # its tests that read a run of their own, which would run it a third time, are left out)
     about = [DECK, LAB.split("-")[0], MOD,
-             "(01-run-it-first and not fresh_kernel and not html_export)",
+             "(01-run-it-first and not fresh_kernel and not html_export and not refuses_demo "
+             "and not colours_a_note and not shows_the_end)",
              "test_structure", "package_map",
              "import_cycle", "60_lines", "committed_schedule", "metadata_minutes",
              "guides_timings", "index", "attendee_copies", "every_lab_source"]
@@ -94,16 +96,14 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
             "-m", "not robust and not hub and not thorough", "-k", " or ".join(about),
             "tests/test_structure.py", "tests/test_meta.py", "tests/test_schedule.py",
             "tests/test_labs.py", "tests/test_lab_answers.py", "tests/test_lab_solutions.py",
-            "tests/test_notebooks.py", "tests/test_handouts.py", "tests/test_present_decks_a.py",
-            "tests/test_present_decks_b.py", timeout=900)
+            "tests/test_notebooks.py", "tests/test_handouts.py", timeout=900)
     tail = t.stdout[-4000:]
     assert t.returncode == 0, tail
     passed = set(re.findall(r"^(\S+) PASSED", t.stdout, re.M))
     for want in (f"test_runs_in_a_fresh_kernel[{DECK}]", "test_committed_handouts_are_current[01-",
                  f"test_slides_pdf_has_a_page_per_slide_with_titles_and_code[{DECK}]",
                  f"test_page_one_is_not_blank[{DECK}.pdf]", f"[{LAB}.solutions.pdf]",
-                 f"test_html_export_keeps_source_highlighting_and_no_terminal_codes[{DECK}]",
-                 f"test_deck_opens_in_rise_and_every_slide_fits[{DECK}]",
+                 f"test_no_talk_slide_overflows_its_printed_page[{DECK}]",
                  "test_the_package_map_in_maintaining_lists_every_module_in_its_layer",
                  "test_the_committed_schedule_is_current_and_printed",
                  "test_what_the_kit_derives_from_the_metadata_is_current",
