@@ -56,6 +56,8 @@ def test_handouts_index_lists_every_pdf_with_its_pages():
     assert pdfs
     for pdf in pdfs:
         assert f"| [{pdf.name}]({pdf.name}) | {pdfinfo.pages_of(pdf)} |" in index
+    # a reader who found the PDFs finds the web site too, and how to make it
+    assert "`scripts/build --site`" in index and "`build/site/index.html`" in index
 
 
 @pytest.mark.parametrize("deck", nbs.decks(), ids=lambda p: p.stem)

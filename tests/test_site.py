@@ -2,7 +2,8 @@
 the notebooks (the runs the other tests read, not a second execution) and read as a reader
 reads it: every internal link lands (anchors too), a real Chromium opens it from file:// and
 asks for nothing off the machine, its search finds what the course says, no page scrolls
-sideways on a phone (390×844) or a laptop (1280×720), and no page shows a check cell, a stage
+sideways on a phone (390×844) or a laptop (1280×720), it reads in the slides' face and colours
+(its own copy of the face), and no page shows a check cell, a stage
 direction, the presenter's plan or a machine path; axe-core finds no serious or critical
 accessibility violation (three pages in the quick run, every page under -m thorough). Under
 -m thorough too: a changed notebook alone is rewritten, and axe does see a contrast failure."""
@@ -16,6 +17,7 @@ from urllib.parse import unquote, urlparse
 import nbformat
 import pytest
 
+from workshop import palette
 from workshop.tools import notebooks as nbs
 from workshop.tools import paths
 from workshop.tools.builder import render, site
@@ -172,6 +174,20 @@ def test_read_offline_in_chromium_searched_and_on_a_phone(built, chromium):
     assert wide == {}, f"pages that scroll sideways: {wide}"
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     page.route("**/*", guard)
+    # the kit's look: the slides' face, loaded from the site's own files, their titles' colour
+    page.goto((out / "decks" / f"{nbs.decks()[2].stem}.html").as_uri())
+    page.evaluate("() => document.fonts.ready")
+    look = page.evaluate("""() => {
+        const style = e => getComputedStyle(document.querySelector(e));
+        return {face: document.fonts.check('600 20px "Source Sans Pro"')
+                      && document.fonts.check('20px "Source Sans Pro"'),
+                loaded: [...document.fonts].filter(f => f.status === 'loaded')
+                                           .map(f => f.family.replace(/"/g, '')),
+                words: style('.bd-article p').fontFamily, title: style('.bd-article h1').color,
+                link: style('.bd-article a.slide-pdf').color}; }""")
+    assert look["face"] and "Source Sans Pro" in look["loaded"], look
+    assert look["words"].startswith('"Source Sans Pro"'), look
+    assert look["title"] == _rgb(site.TITLE) and look["link"] == _rgb(palette.INK), look
     for term, where in [("tracer", "Tracing"), ("compilation cache", "jit and the cache"),
                         ("shard_map", "Devices")]:
         page.goto((out / "search.html").as_uri() + f"?q={term}")
@@ -182,6 +198,11 @@ def test_read_offline_in_chromium_searched_and_on_a_phone(built, chromium):
         assert any(where in h for h in hits), (term, hits)
     page.close()
     assert offsite == [], offsite[:5]
+
+
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
 
 
 def _axe_serious(chromium, page_file: Path) -> list[str]:

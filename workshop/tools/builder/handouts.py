@@ -145,6 +145,9 @@ def write_index(pack: list[Path] = ()) -> None:
              "presenter's pack, in presenter/, is for the presenter and the helpers, not the "
              "room: a card per deck (the plan, where to cut, what to add, the key points) and "
              "a debrief per lab (its common mistakes with what the check says, what to say).",
+             "", "The same course as a web site, to read on a laptop or a phone and search: "
+             "`scripts/build --site`, then open `build/site/index.html` (it works offline, "
+             "from the file too); each page links to these PDFs.",
              "", "| PDF | pages |", "|---|---:|"]
     for p in sorted([t for src in nbs.all_notebooks() for t in targets(src)] + EXTRA) \
             + sorted(pack):

@@ -38,7 +38,7 @@ FONT_INSTALL = "apt-get install -y fonts-dejavu-core (Debian/Ubuntu)"
 
 def pinned_fonts() -> dict[str, str]:
     """The environment that makes Chromium see the DejaVu fonts and the RISE theme's Source
-    Sans Pro (the slides' words, _theme_face) and nothing else: a machine
+    Sans Pro (the slides' words, theme_face) and nothing else: a machine
     with Noto (or any other family) installed prints the same glyphs, so the same bytes."""
     try:
         out = subprocess.run(["fc-list", "-f", "%{file}\n", "DejaVu Sans"], capture_output=True,
@@ -49,7 +49,7 @@ def pinned_fonts() -> dict[str, str]:
     if not dirs:
         raise NoBrowser(f"the handouts are printed in DejaVu Sans and DejaVu Sans Mono, which "
                         f"this machine lacks: {FONT_INSTALL}")
-    dirs.append(str(_theme_face()))
+    dirs.append(str(theme_face()))
     aliases = "".join(f"<alias><family>{generic}</family><prefer><family>{face}</family>"
                       "</prefer></alias>" for generic, face in
                       [("sans-serif", "DejaVu Sans"), ("serif", "DejaVu Serif"),
@@ -68,7 +68,7 @@ FACES = ("SourceSansPro-Regular", "SourceSansPro-It", "SourceSansPro-Semibold",
          "SourceSansPro-SemiboldIt")
 
 
-def _theme_face() -> Path:
+def theme_face() -> Path:
     """A folder holding only the four Source Sans Pro files of the installed jupyterlab-rise
     (told apart by the PostScript name fontconfig reads in each: its file names are hashes)."""
     import jupyterlab_rise

@@ -9,8 +9,11 @@ through myst-nb as JAX's own documentation does, from the notebooks the build al
   cell), an anchor per slide (`#slide-7`) beside a link to that slide's page of the slides PDF;
 - a page per lab (the attendee sheet, with the outputs it gives) and one for its solutions.
 
-Offline: the theme (sphinx-book-theme) ships its fonts, icons and scripts; no page asks for
-math (MathJax would come from a CDN) and the search is Sphinx's own, which works from file://.
+Offline: the theme (sphinx-book-theme) ships its icons and scripts, and the site carries the
+slides' face (Source Sans Pro, the files jupyterlab-rise ships, as the printer reads them); no
+page asks for math (MathJax would come from a CDN) and the search is Sphinx's own, which works
+from file://. The kit's look: the slides' face for the words, their title colour for headings,
+the palette's ink for links (workshop/palette.py).
 Incremental: a page's source is rewritten only when it changed, so Sphinx rebuilds only that
 page (and the pages that list it). `scripts/build --site` makes it after the build.
 """
@@ -24,9 +27,12 @@ import sys
 import time
 from pathlib import Path
 
+from ... import palette
 from .. import errors, paths
 from .. import notebooks as nbs
 from . import handouts, render
+
+TITLE = "#0b2a4a"   # the slides' titles (decks/rise.css: .reveal h1, h2, h3)
 
 SRC = paths.BUILD / "site-src"
 OUT = paths.BUILD / "site"
@@ -56,6 +62,32 @@ html_css_files = ["workshop.css"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 '''
 
+
+FONTS = "_static/fonts"   # the slides' face, in the site
+
+
+def _faces_css() -> str:
+    """@font-face rules for the four Source Sans Pro files the site carries (printer.FACES)."""
+    from .printer import FACES
+    rules = []
+    for face in FACES:
+        weight = 600 if "Semibold" in face else 400
+        style = "italic" if face.endswith(("It", "SemiboldIt")) else "normal"
+        rules.append(f'@font-face {{ font-family: "Source Sans Pro"; font-weight: {weight}; '
+                     f'font-style: {style}; src: url("fonts/{face}.ttf") format("truetype"); }}')
+    return "\n".join(rules) + "\n"
+
+
+# the kit's look (decks/rise.css): the slides' face for the words, their titles' colour for the
+# headings, the palette's ink for links; the theme's own colours for the rest (its dark mode too)
+LOOK = f"""\
+html {{ --pst-font-family-base: "Source Sans Pro", Helvetica, Arial, sans-serif;
+        --pst-font-family-heading: "Source Sans Pro", Helvetica, Arial, sans-serif;
+        --pst-font-family-monospace: "DejaVu Sans Mono", Menlo, Consolas, monospace; }}
+html[data-theme="light"] {{ --pst-color-link: {palette.INK}; --pst-color-primary: {palette.INK};
+        --pst-color-link-hover: {palette.MARK_INK}; }}
+html[data-theme="light"] .bd-article :is(h1, h2, h3) {{ color: {TITLE}; }}
+"""
 
 # a long name in code or a heading wraps on a phone, not the page (390 px wide)
 CSS = """\
@@ -186,7 +218,8 @@ def sources(executed: dict[Path, object]) -> dict[str, str]:
     import nbformat
     decks = [p for p in nbs.decks() if p in executed]
     labs = [p for p in nbs.lab_sources() if p in executed]
-    out = {"conf.py": CONF, "_static/workshop.css": CSS, "index.md": home(decks, labs)}
+    out = {"conf.py": CONF, "_static/workshop.css": _faces_css() + LOOK + CSS,
+           "index.md": home(decks, labs)}
     for p in decks:
         out[f"decks/{p.stem}.ipynb"] = nbformat.writes(deck_page(executed[p], p))
     for p in labs:
@@ -205,6 +238,17 @@ def executed_notebooks() -> dict[Path, object]:
     return {p: nbs.read(handouts.executed_path(p)) for p in nbs.all_notebooks()}
 
 
+def _copy_faces(folder: Path) -> None:
+    """The slides' face into the site's static files (only when a file changed: Sphinx then
+    copies nothing again)."""
+    from .printer import theme_face
+    folder.mkdir(parents=True, exist_ok=True)
+    for ttf in theme_face().glob("*.ttf"):
+        there = folder / ttf.name
+        if not there.is_file() or there.read_bytes() != ttf.read_bytes():
+            shutil.copyfile(ttf, there)
+
+
 def build(executed: dict[Path, object] | None = None, src: Path = SRC, out: Path = OUT) -> dict:
     """Write the pages that changed into `src` and run Sphinx into `out`. Returns what it did:
     {"pages": number of pages, "written": sources rewritten, "seconds": Sphinx's time}."""
@@ -217,8 +261,11 @@ def build(executed: dict[Path, object] | None = None, src: Path = SRC, out: Path
             paths.write_atomic(f, text.encode())
             written.append(rel)
     for f in src.rglob("*"):   # a page whose notebook is gone goes too
-        if f.is_file() and f.relative_to(src).as_posix() not in pages and "extra" not in f.parts:
+        rel = f.relative_to(src).as_posix()
+        if f.is_file() and rel not in pages and "extra" not in f.parts \
+                and not rel.startswith(FONTS + "/"):
             f.unlink()
+    _copy_faces(src / FONTS)
     pdfs = src / "extra" / PDFS
     pdfs.mkdir(parents=True, exist_ok=True)
     for p in paths.ROOT.glob("handouts/*.pdf"):
