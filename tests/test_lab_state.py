@@ -146,3 +146,113 @@ def test_a_right_answer_passes_with_a_debugging_setting_on(setting, lab, q):
     assert still, "the attendee's setting is theirs again after the check"
     notes = [line for line in v.message.splitlines() if "put back to the default" in line]
     assert len(notes) <= 1 and all(setting.split("(")[0] in n for n in notes), v
+
+
+# Answers that change the kernel for everyone (issue 53 part 4): a JAX flag left on,
+# jax.monitoring's listeners wiped or left, a logging handler left on a JAX logger, a JAX
+# function wrapped or replaced and never put back, a mesh set globally. Each verdict names
+# what it left, the check puts it back, and a later check judges its own answer: every lab's
+# solutions pass after it in the same process (the in-process runner is the attendee's
+# kernel), and the kernel is as it was.
+def _make_jaxpr_replaced(f, *args):
+    """J1 task 2 answered with a make_jaxpr "made simpler" for the whole kernel: it returns
+    the open Jaxpr, so every later `.jaxpr` or `.consts` of the checks' own would fail (the
+    audit's: 5 of 8 later solutions were refused, blamed on their answers)."""
+    real = jax.make_jaxpr
+    if not getattr(real, "simpler", False):
+        def simpler(fun, *a, **kw):
+            return lambda *xs: real(fun, *a, **kw)(*xs).jaxpr
+        simpler.simpler = True
+        jax.make_jaxpr = simpler
+    return len(jax.make_jaxpr(f)(*args).eqns)
+
+
+def _place_setting_the_mesh(x, mesh):
+    """J4 task 1 with jax.set_mesh as a global setter (accepted: the placements are right)."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+    jax.set_mesh(mesh)
+    specs = {"rows": P(("x", "y")), "cols": P(None, "y"), "blocks": P("x", "y")}
+    return {k: jax.device_put(x, NamedSharding(mesh, s)) for k, s in specs.items()}
+
+
+_LEAVES_STATE = [("J1", "q4", "_x64_inside"), ("J2", "q1", "count_log_compiles_left_on"),
+                 ("J2", "q1", "count_cache_misses_left_on"), ("J2", "q1", "_no_unregister"),
+                 ("J2", "q1", "count_clear_listeners"), ("J2", "q1", "count_handler_left"),
+                 ("J2", "q1", "count_wrapped_compile"), ("J2", "q3", "train_x64_left_on"),
+                 ("J2", "q3", "train_log_compiles_left_on")]
+
+
+def _state_changing() -> list:
+    """(lab, task, answer, words its verdict says) for each answer that changes the kernel:
+    the kit's wrong answers that do, and two accepted answers that do."""
+    wrong = {(lab, q, getattr(w.answer, "__name__", "")): w
+             for lab, q, w in WRONG_ANSWERS if isinstance(w, W)}
+    return [(lab, q, wrong[lab, q, n].answer, wrong[lab, q, n].says)
+            for lab, q, n in _LEAVES_STATE] + [
+        ("J1", "q2", _make_jaxpr_replaced, "your answer left jax.make_jaxpr replaced"),
+        ("J4", "q1", _place_setting_the_mesh, "left a mesh set with jax.set_mesh")]
+
+
+STATE_CHANGING = _state_changing()
+# (all but J3 task 4, whose verdict also judges wall-clock seconds: on a loaded machine its
+# own test file gives it the retries it needs; what it reads of the kernel, XLA's figures, J3
+# task 3 reads too)
+EVERY_TASK = [t for t in dict.fromkeys((lab, q) for lab, q, _ in RIGHT_ANSWERS)
+              if t != ("J3", "q4")]
+# the quick run's: the audit's three kinds, then a solution per lab that traces (each check
+# reads what JAX's make_jaxpr, jit and compile give); every answer, then every solution, is
+# thorough's
+AUDIT_KINDS = ("count_handler_left", "count_wrapped_compile", "_make_jaxpr_replaced")
+A_TASK_PER_LAB = [("J1", "q2"), ("J2", "q1"), ("J3", "q2"), ("J4", "q3"), ("L2", "q1"),
+                  ("L5", "q1")]
+
+
+def _solutions_pass(tasks) -> None:
+    for lab, q in tasks:
+        v = getattr(LABS[lab][0], q).check(_first(RIGHT_ANSWERS, lab, q)[0])
+        assert v.ok and "Your answer left" not in v.message, (lab, q, v)
+        assert "replaced in this kernel" not in v.message, (lab, q, v)
+
+
+def _named_and_put_back(lab, q, answer, says, clean) -> None:
+    v = getattr(LABS[lab][0], q).check(answer)
+    assert says.lower() in v.message.lower(), (lab, q, answer.__name__, v)
+    assert clean.restore() == [], (lab, q, answer.__name__, "left the kernel changed")
+
+
+def test_after_the_answers_that_change_the_kernel_it_is_clean_and_solutions_pass():
+    from workshop.labs import KernelState
+    clean = KernelState()
+    for lab, q, answer, says in STATE_CHANGING:
+        if answer.__name__ in AUDIT_KINDS:
+            _named_and_put_back(lab, q, answer, says, clean)
+    _solutions_pass(A_TASK_PER_LAB)
+    assert clean.restore() == []
+
+
+@pytest.mark.thorough
+@pytest.mark.parametrize("lab,q,answer,says", STATE_CHANGING,
+                         ids=[a.__name__ for _, _, a, _ in STATE_CHANGING])
+def test_after_an_answer_that_changes_the_kernel_every_solution_passes(lab, q, answer, says):
+    from workshop.labs import KernelState
+    clean = KernelState()
+    _named_and_put_back(lab, q, answer, says, clean)
+    _solutions_pass(EVERY_TASK)
+    assert clean.restore() == []
+
+
+def test_jax_functions_replaced_in_an_earlier_cell_are_not_the_checks():
+    # the attendee replaced jax.make_jaxpr in a cell of their own: a check runs JAX's own (its
+    # answer, its references), says so, and leaves the attendee's in place
+    from workshop.labs import j1, l2
+    from wrong_answers import l2 as answers
+    real, jax.make_jaxpr = jax.make_jaxpr, lambda *a, **kw: None
+    try:
+        mine = jax.make_jaxpr
+        v = l2.q2.check(answers.RIGHT["q2"][0])
+        assert v.ok and "jax.make_jaxpr replaced in this kernel" in v.message, v
+        assert jax.make_jaxpr is mine
+        assert j1.q1.check(5).ok
+    finally:
+        jax.make_jaxpr = real

@@ -247,6 +247,33 @@ def count_log_compiles_left_on(fn):
     return sum(line.startswith("Finished XLA compilation") for line in lines)
 
 
+# The audit's: log_compiles as a `with` block (the flag comes back), but the handler that
+# reads its lines is added on every call and never removed: each call adds one more to the
+# kernel's jax._src.dispatch logger
+def count_handler_left(fn):
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logging.getLogger("jax._src.dispatch").addHandler(handler)
+    with jax.log_compiles(True):
+        fn()
+    return sum(line.startswith("Finished XLA compilation") for line in lines)
+
+
+# Wraps JAX's compile step to count its calls and never puts it back: every later compile
+# in the kernel runs through the wrapper (a JAX internal wrapped and never restored)
+def count_wrapped_compile(fn):
+    from jax._src import compiler
+    calls, real = [], compiler.backend_compile_and_load
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+    compiler.backend_compile_and_load = counting
+    fn()
+    return len(calls)
+
+
 # Counts explain_cache_misses' "TRACING CACHE MISS" lines (switched on, never off): a trace
 # cache miss is not a compile (f.lower(x) misses and compiles nothing), and the flag stays on.
 def count_cache_misses_left_on(fn):
@@ -521,6 +548,8 @@ WRONG = {
            W(count_clear_listeners, "did not register"),
            W(count_log_compiles_left_on, "jax_log_compiles set to True"),
            W(count_cache_misses_left_on, "jax_explain_cache_misses set to True"),
+           W(count_handler_left, "left logging changed on the logger jax._src.dispatch"),
+           W(count_wrapped_compile, "left jax._src.compiler.backend_compile_and_load replaced"),
            W(count_scalar_never_unregistered, "your listener is still registered"),
            W(count_plain_events, "your count says 0"),
            W(lambda fn: (fn(), LiarInt(1))[1], "your count says 1")],   # hostile: equals all

@@ -209,6 +209,10 @@ class Task:
         attendee's next cell, starts from the kernel as it was. The answer runs `guarded`:
         under a time limit, unable to end the kernel, in a scratch working folder."""
         before, debugging = KernelState(), _debugging()   # (the attendee's, not the answer's)
+        theirs = before.replaced   # JAX functions replaced in an earlier cell: JAX's own for
+        if theirs:                 # the check's duration, then the attendee's again
+            _put({key: _shipped(key) for key in theirs})
+            before = KernelState()
         verdict = self._guarded_verdict(*answers)
         if not verdict.ok and debugging:
             # a setting turned on while debugging may fail the check's own computations, or
@@ -223,6 +227,11 @@ class Task:
         if changed:
             verdict.message += (f"\n  Your answer left {'; '.join(changed)}: this check "
                                 f"put it back ({_instead(changed)}).")
+        if theirs:
+            _put(theirs)
+            verdict.message += (f"\n  ({', '.join(sorted(f'{m}.{k}' for m, k in theirs))} "
+                                "replaced in this kernel: the check ran JAX's own, and left "
+                                "yours in place.)")
         return verdict
 
     def _guarded_verdict(self, *answers) -> Verdict:
@@ -329,7 +338,60 @@ def _instead(changed: list[str]) -> str:
         advice.append("unregister each listener you register, in a `finally:` block")
     if any("mesh" in c for c in changed):
         advice.append("use jax.set_mesh as a `with` block")
+    if any(c.endswith(" replaced") for c in changed):
+        advice.append("wrap a JAX function only in a try/finally that puts it back")
+    if any(c.startswith("logging") for c in changed):
+        advice.append("remove each logging handler you add, in a `finally:` block")
     return "; ".join(advice)
+
+
+# JAX's modules whose functions an answer might wrap or replace (jax.make_jaxpr, a compile
+# step in jax._src.compiler, a logger's helper in dispatch), their callables as JAX made them
+# read once, at the first check: comparing by identity costs a fraction of a millisecond
+_WATCHED = ("jax", "jax.numpy", "jax.lax", "jax.tree_util", "jax.tree", "jax.monitoring",
+            "jax.core", "jax._src.api", "jax._src.api_util", "jax._src.core",
+            "jax._src.dispatch", "jax._src.compiler", "jax._src.monitoring", "jax._src.pjit",
+            "jax._src.linear_util", "jax._src.tree_util", "jax._src.interpreters.pxla",
+            "jax._src.interpreters.partial_eval", "jax._src.interpreters.ad",
+            "jax._src.interpreters.batching", "jax._src.interpreters.mlir")
+_AS_SHIPPED: dict = {}   # module name -> (its namespace, {name: callable as shipped})
+
+
+def _as_shipped() -> dict:
+    if not _AS_SHIPPED:
+        for name in _WATCHED:
+            module = sys.modules.get(name)
+            if module is not None:
+                space = vars(module)
+                _AS_SHIPPED[name] = (space, {k: v for k, v in space.items()
+                                             if callable(v) and not k.startswith("__")})
+    return _AS_SHIPPED
+
+
+def _replaced() -> dict:
+    """{(module, name): what it holds now} for each watched function that is not JAX's own
+    (None where it was deleted)."""
+    return {(m, k): space.get(k) for m, (space, kept) in _as_shipped().items()
+            for k, v in kept.items() if space.get(k) is not v}
+
+
+def _shipped(key):
+    return _as_shipped()[key[0]][1][key[1]]
+
+
+def _put(values: dict) -> None:
+    """Each (module, name) given its value."""
+    for (m, k), v in values.items():
+        _as_shipped()[m][0][k] = v
+
+
+def _logging() -> dict:
+    """JAX's loggers (and the root one) by name: their handlers, level, propagation."""
+    import logging
+    loggers = {n: lg for n, lg in logging.Logger.manager.loggerDict.items()
+               if isinstance(lg, logging.Logger) and (n == "jax" or n.startswith("jax."))}
+    loggers["root"] = logging.getLogger()
+    return {n: (lg, tuple(lg.handlers), lg.level, lg.propagate) for n, lg in loggers.items()}
 
 
 _LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
@@ -338,8 +400,9 @@ _LISTENERS = ("_event_listeners", "_event_duration_secs_listeners",
 
 class KernelState:
     """What an answer can change for everyone in the kernel, as it was when made: JAX's config
-    flags (jax.config.update), jax.monitoring's listeners, and the mesh jax.set_mesh sets when
-    used as a global setter (this thread's abstract and concrete mesh)."""
+    flags (jax.config.update), jax.monitoring's listeners, the mesh jax.set_mesh sets when
+    used as a global setter (this thread's abstract and concrete mesh), JAX's functions (one
+    wrapped or replaced: _WATCHED's modules) and the handlers and levels of JAX's loggers."""
 
     def __init__(self):
         import jax
@@ -348,6 +411,7 @@ class KernelState:
         self.listeners = {n: list(getattr(monitoring, n)) for n in _LISTENERS}
         self.mesh = (mesh.abstract_mesh_context_manager.get_local(),
                      mesh.device_context.get_local())
+        self.replaced, self.logging = _replaced(), _logging()
 
     def restore(self) -> list[str]:
         """Put back what differs from then; what had changed, one phrase each."""
@@ -369,6 +433,27 @@ class KernelState:
             changed.append("a mesh set with jax.set_mesh")
             mesh.abstract_mesh_context_manager.set_local(self.mesh[0])
             mesh.device_context.set_local(self.mesh[1])
+        return changed + self._restore_internals()
+
+    def _restore_internals(self) -> list[str]:
+        """Put back JAX's functions and loggers as they were; what had changed."""
+        changed, now = [], _replaced()
+        keys = sorted(k for k in set(now) | set(self.replaced)
+                      if now.get(k) is not self.replaced.get(k))
+        if keys:
+            changed.append(f"{', '.join(f'{m}.{k}' for m, k in keys)} replaced")
+            _put({k: self.replaced[k] if k in self.replaced else _shipped(k) for k in keys})
+        kept, logs = self.logging, _logging()
+        moved = sorted(n for n, (lg, *state) in logs.items()
+                       if n not in kept and (state[0] or state[1]) or
+                       n in kept and tuple(state) != kept[n][1:])
+        if moved:
+            changed.append(f"logging changed on the logger{'s' * (len(moved) > 1)} "
+                           f"{', '.join(moved)} (a handler added, or its level)")
+            for n in moved:
+                lg, handlers, level, propagate = kept.get(n, (logs[n][0], (), 0, True))
+                lg.handlers[:], lg.propagate = list(handlers), propagate
+                lg.setLevel(level)
         return changed
 
 

@@ -88,7 +88,8 @@ def reference(w, b, batches, base_lr, dtype=np.float64):
 
 def _left_for_everyone(what: str, state: KernelState, hint: int) -> None:
     """Wrong if the attendee's code left the kernel changed since `state` (JAX's config,
-    jax.monitoring's listeners, a global mesh); put back first, either way. hint: the task's
+    jax.monitoring's listeners, a global mesh, a JAX function wrapped, a logging handler);
+    put back first, either way. hint: the task's
     hint about cleaning up, if it has one."""
     changed = state.restore()
     if changed:
@@ -100,6 +101,10 @@ def _left_for_everyone(what: str, state: KernelState, hint: int) -> None:
             advice.append("unregister only the listeners you registered")
         if any("mesh" in c for c in changed):
             advice.append("use jax.set_mesh as a `with` block")
+        if any(c.endswith(" replaced") for c in changed):
+            advice.append("put back a JAX function you wrap, in a `finally:` block")
+        if any(c.startswith("logging") for c in changed):
+            advice.append("remove the logging handler you add, in a `finally:` block")
         advice = "; ".join(advice)
         raise Wrong(f"{what} left {'; '.join(changed)} for everyone in this kernel (this "
                     f"check put it back): every later cell would run with it. "
