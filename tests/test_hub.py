@@ -8,6 +8,7 @@ import errno
 import os
 import pwd
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -19,6 +20,7 @@ import psutil
 import pytest
 
 from workshop.tools import errors, paths
+from workshop.tools.hub import limits
 from workshop.tools.hub import load as hubload
 from workshop.tools.hub import local as hub
 
@@ -29,7 +31,7 @@ LAB = hubload.LAB
 # the tests' own hub environment, beside (never in place of) a presenter's in HUB_HOME: a
 # running hub's environment is not remade under it
 HOME = {"WORKSHOP_HUB_HOME": "/opt/jax-core-workshop-hub-tests"}
-SEATS = 3   # ada and kim, and one seat the tests of claiming and of a full room take
+SEATS = 4   # ada and kim, and the seats the tests of the queue, claiming and a full room take
 
 
 def cli(*args, env=None, timeout=60):
@@ -45,7 +47,8 @@ def room(tmp_path_factory):
     port = hub.free_port()
     env = dict(os.environ, WORKSHOP_HUB_STATE=str(state), **HOME)
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
-                             "--port", str(port), "--attendees", str(SEATS)], cwd=paths.ROOT,
+                             "--port", str(port), "--attendees", str(SEATS),
+                             "--starts-at-once", "1"], cwd=paths.ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     while len(lines) < 4:
@@ -81,6 +84,8 @@ def room(tmp_path_factory):
         for user in users:
             with pytest.raises(KeyError):
                 pwd.getpwnam(user)
+        group = limits.hub_group(state)   # the attendees' capped groups, removed with the hub
+        assert not [h for h in ("memory", "cpu") if (Path("/sys/fs/cgroup", h, group)).exists()]
 
 
 def _cwd(p) -> str:
@@ -171,6 +176,169 @@ def test_an_attendees_token_opens_no_other_server(room):
     assert f"client_id=jupyterhub-user-{kim.user}&" in theirs.url
 
 
+def _group(pid: int, hierarchy: str) -> Path:
+    """The cgroup v1 folder of a process in one hierarchy (this machine has cgroups v1)."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if hierarchy in names.split(","):
+            return Path("/sys/fs/cgroup", hierarchy) / path.lstrip("/")
+    raise AssertionError(f"{pid} is in no {hierarchy} group")
+
+
+def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(room):
+    # ada allocates past her 1 GiB: the kernel doing it is ended inside her group; her server,
+    # kim's kernel and what kim defined in it are still there
+    import threading
+    ada, kim = room["people"]
+    assert "each attendee capped at 1 GiB and 1 core (cgroups v1)" in room["lines"][3]
+    assert kim.run("kept = 41 + 1")["status"] == "ok"
+    mine, theirs = ada.kernel_pid(), kim.kernel_pid()
+    mem, cpu = _group(mine, "memory"), _group(mine, "cpu")
+    assert mem.name == cpu.name == ada.user and mem != _group(theirs, "memory")
+    assert (mem / "memory.limit_in_bytes").read_text().strip() == str(2**30)
+    assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "100000"   # 1 core
+    # the server and its kernels: none of ada's processes is outside her group
+    assert {p.pid for p in psutil.process_iter(["username"]) if p.info["username"] == ada.user} \
+        <= set(map(int, (mem / "cgroup.procs").read_text().split()))
+    said = []
+    runaway = threading.Thread(target=lambda: said.append(_try(ada.run, "import numpy as np\n"
+                               "x = np.ones(3 * 2**30 // 8)", timeout=120)), daemon=True)
+    runaway.start()
+    for _ in range(240):
+        if not psutil.pid_exists(mine):
+            break
+        time.sleep(0.25)
+    assert not psutil.pid_exists(mine), "ada's kernel allocated 3 GiB past her cap"
+    oom = dict(l.split() for l in (mem / "memory.oom_control").read_text().splitlines())
+    assert int(oom["oom_kill"]) >= 1
+    assert psutil.pid_exists(theirs) and kim.kernel_pid() == theirs
+    assert kim.run("print(kept)")["out"] == "42\n"
+    assert ada.api("GET", f"/user/{ada.user}/api/status").status_code == 200   # her server
+    ada.start_kernel()   # (and a new kernel, for the tests after this one)
+    assert ada.run("print(1)")["out"] == "1\n"
+
+
+def test_an_attendees_busy_processes_get_one_core_at_most(room):
+    # two processes spinning in ada's kernel for 3 s, her group given the machine's first call
+    # on the cores (the test's doing: on a busy machine the room's other work takes its share
+    # first): they get her 1 core, throttled, not the 2 this machine has
+    ada = room["people"][0]
+    cpu = _group(ada.kernel_pid(), "cpu")
+    before = dict(l.split() for l in (cpu / "cpu.stat").read_text().splitlines())
+    spin = ("import multiprocessing as mp, os, time\n"
+            "def spin():\n    end = time.time() + 3\n    while time.time() < end: pass\n"
+            "t0 = os.times()\n"
+            "ps = [mp.get_context('fork').Process(target=spin) for _ in range(2)]\n"
+            "[p.start() for p in ps]; [p.join() for p in ps]\n"
+            "t1 = os.times()\n"
+            "print(t1.children_user + t1.children_system - t0.children_user - t0.children_system)")
+    chain = [g for g in (cpu, *cpu.parents) if g.is_relative_to(Path("/sys/fs/cgroup/cpu"))
+             and g != Path("/sys/fs/cgroup/cpu")]   # her group and the hub's above it
+    shares = {g: (g / "cpu.shares").read_text().strip() for g in chain}
+    try:
+        for g in chain:
+            (g / "cpu.shares").write_text("262144")
+        got = ada.run(spin)
+    finally:
+        for g, was in shares.items():
+            (g / "cpu.shares").write_text(was)
+    after = dict(l.split() for l in (cpu / "cpu.stat").read_text().splitlines())
+    assert got["status"] == "ok", got
+    assert int(after["nr_throttled"]) > int(before["nr_throttled"])
+    assert float(got["out"]) < 3 * 1.25, f"2 processes of ada's had {got['out']} CPU s in 3 s"
+
+
+def _try(fn, *args, **kw):
+    try:
+        return fn(*args, **kw)
+    except Exception as e:   # the kernel died under the cell: its websocket says no more
+        return e
+
+
+def test_an_attendee_past_the_starts_at_once_is_queued_on_a_page_that_asks_again(room):
+    # the room's hub starts one server at once: while ada's starts again, another attendee's
+    # browser gets the queue's page (not an error, not the proxy's 503), and their server
+    # starts when hers is up
+    import threading
+    ada, base = room["people"][0], room["base"]
+    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
+    while ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]:
+        time.sleep(0.2)
+    late = hubload.Attendee(base, "late", room["code"])
+    late.login()
+    starting = threading.Thread(target=ada.start_server)
+    starting.start()
+    try:
+        while not (ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]
+                   .get("", {}).get("pending")):
+            time.sleep(0.05)
+        page = late.http.get(f"{base}/hub/spawn")
+        api = late.api("POST", f"/hub/api/users/{late.user}/server")
+    finally:
+        starting.join(300)
+    assert page.status_code == 429, page.text[:300]
+    wait = int(page.headers["Retry-After"])
+    assert 10 <= wait <= 20
+    assert "<h1>You are in the queue</h1>" in page.text
+    assert f'<meta http-equiv="refresh" content="{wait}">' in page.text
+    assert "asks again by itself every" in page.text and "Too many users" not in page.text
+    assert api.status_code == 429 and 10 <= int(api.headers["Retry-After"]) <= 20
+    assert api.json()["message"].startswith("Too many users trying to log in right now. Try ")
+    ada.start_kernel()
+    # the queue's next: late's page, asked again, starts their server
+    again = late.http.get(f"{base}/hub/spawn")
+    assert again.status_code == 200 and "You are in the queue" not in again.text
+    late.start_server()
+    assert late.api("DELETE", f"/hub/api/users/{late.user}/server").status_code in (202, 204)
+    # an error that is not the queue keeps the hub's own page
+    other = late.http.get(f"{base}/hub/spawn/no-such-user")
+    assert other.status_code == 404 and "You are in the queue" not in other.text
+
+
+def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room):
+    # kim edited a cell of her lab, ada did not; the presenter pushes a lab with a new cell:
+    # ada's copy is the new lab, kim's keeps her edit and gets the new one beside it
+    import json
+    ada, kim = room["people"]
+    url = f"/user/{kim.user}/api/contents/{LAB}"
+    nb = kim.api("GET", url).json()["content"]
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    first["source"] = "# kim's own note\n" + first["source"]
+    assert kim.api("PUT", url, json={"type": "notebook", "format": "json",
+                                     "content": nb}).status_code == 200
+    pushed = Path(HOME["WORKSHOP_HUB_HOME"]) / "materials-pushed"   # every user reads /opt
+    shutil.rmtree(pushed, ignore_errors=True)
+    shutil.copytree(Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "materials", pushed)
+    new = json.loads((pushed / LAB).read_text())
+    new["cells"].append({"cell_type": "markdown", "id": "pushed", "metadata": {},
+                         "source": "A cell the presenter added mid-workshop."})
+    (pushed / LAB).write_text(json.dumps(new))
+    hub._readable(pushed)
+    try:
+        got = hub.push_materials(room["state"], Path(HOME["WORKSHOP_HUB_HOME"]), pushed)
+    finally:
+        shutil.rmtree(pushed)
+    homes = {a.user: Path(pwd.getpwnam(a.user).pw_dir) / "workshop" for a in (ada, kim)}
+    beside = Path(LAB).with_name(Path(LAB).stem + "-updated.ipynb")
+    assert json.loads((homes[ada.user] / LAB).read_text()) == new
+    assert not (homes[ada.user] / beside).exists()
+    assert "# kim's own note" in (homes[kim.user] / LAB).read_text()
+    assert json.loads((homes[kim.user] / beside).read_text()) == new
+    assert os.stat(homes[kim.user] / beside).st_uid == pwd.getpwnam(kim.user).pw_uid
+    assert LAB not in got[ada.user]["edited"] and got[kim.user]["edited"] == [LAB]
+    assert got[ada.user]["replaced"] >= 1
+    # the presenter's command: the kit's own materials again (ada's lab back to the kit's,
+    # an unedited copy the hub gave; kim's edit stays)
+    r = cli("--update-materials", env={"WORKSHOP_HUB_STATE": str(room["state"]), **HOME},
+            timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("hub: materials pushed to ") and (
+        f"hub: {kim.user} edited {LAB}: theirs kept, the new one beside it "
+        f"({beside.name})") in r.stdout, r.stdout
+    assert (homes[ada.user] / LAB).read_bytes() == (paths.ROOT / LAB).read_bytes()
+    assert "# kim's own note" in (homes[kim.user] / LAB).read_text()
+
+
 def test_two_browsers_claiming_one_name_at_once_get_it_once(room):
     from concurrent.futures import ThreadPoolExecutor
     tries = [hubload.Attendee(room["base"], "twin", room["code"]) for _ in range(4)]
@@ -207,7 +375,7 @@ def test_a_taken_name_a_full_room_and_a_bad_name_are_refused_at_login(room):
         said[name] = str(e.value)
     assert said["kim"] == said["KIM"] == said["ws-kim"] == (
         "The name kim is taken. Pick another, or ask the presenter to free it.")
-    assert said["zoe"] == "The hub is full (3 attendees): ask the presenter."
+    assert said["zoe"] == "The hub is full (4 attendees): ask the presenter."
     assert said["ada"] == said["presenter"] == "Invalid username or password"
     assert said["1st"] == said["a" * 17] == said["ad a"] == (
         "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2.")
@@ -295,6 +463,10 @@ def test_the_presenter_logs_in_as_the_admin(room):
 
 @pytest.mark.parametrize("args,says", [
     (["--attendees", "0"], "--attendees 0: from 1 to 500"),
+    (["--starts-at-once", "0"], "--starts-at-once 0: from 1 to the attendees (+1, the"),
+    (["--attendees", "3", "--starts-at-once", "5"], "--starts-at-once 5: from 1 to the "),
+    (["--memory-cap", "0.1"], "--memory-cap 0.1: from 0.25 to 1024 GiB"),
+    (["--cpu-cap", "0"], "--cpu-cap 0: from 0.1 to this machine's"),
     (["--port", "70000"], "--port 70000: pick a port from 1 to 65535"),
     (["--code-file", "/nonexistent/code"], "--code-file /nonexistent/code: No such file"),
     (["--ip", "10.254.254.254"], "--ip 10.254.254.254: not an address of this machine"),
@@ -369,9 +541,13 @@ def test_the_attendees_run_the_hubs_own_environment(room):
         assert exe.startswith(HOME["WORKSHOP_HUB_HOME"] + "/venv/"), exe
 
 
-def test_hub_load_reports_the_figures_of_the_sizing_table():
+def test_hub_load_reports_the_figures_of_the_sizing_table(room):
     # the benchmark at the suite's size: two attendees at once, through the same login, API and
-    # websockets; its users are gone afterwards
+    # websockets, beside a live hub (the room): in an environment and with names of its own,
+    # and it leaves neither users nor its state folder
+    live = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv"
+    before = (live.stat().st_ino, (live / "workshop-hub-kit").stat().st_mtime_ns)
+    states = set(Path("/tmp").glob("workshop-hub-load-*"))
     r = subprocess.run([sys.executable, "-m", "workshop.tools.hub.load", "2", "--json"],
                        cwd=paths.ROOT, capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, **HOME))
@@ -384,9 +560,16 @@ def test_hub_load_reports_the_figures_of_the_sizing_table():
     assert 0 < fig["cell_p50_s"] <= fig["cell_p95_s"]
     # a kernel that imported JAX and ran the lab holds well over 100 MiB, and grew doing it
     assert 100 < fig["kernel_mib_after_setup"] < fig["kernel_mib_after_lab"] < 4096
-    for name in ("ws-load0", "ws-load1"):
+    assert fig["pythons"] == [HOME["WORKSHOP_HUB_HOME"] + "-load/venv/bin/python"]
+    assert (live.stat().st_ino, (live / "workshop-hub-kit").stat().st_mtime_ns) == before
+    names = fig["names"]
+    assert len(set(names)) == 2 and not {"ws-load0", "ws-load1"} & set(names)
+    assert not set(names) & set(hub.attendees_made(room["state"]))
+    for name in names:
         with pytest.raises(KeyError):
             pwd.getpwnam(name)
+    assert set(Path("/tmp").glob("workshop-hub-load-*")) == states
+    assert room["people"][0].run("print(6 * 7)")["out"] == "42\n"   # the live hub's kernel
     text = hubload.report(fig)
     assert text.splitlines()[0].startswith("2 of 2 attendees ran J1-trace-read-raw's ")
 

@@ -58,8 +58,10 @@ def cmd_present(args) -> int:
 
 def cmd_hub(args) -> int:
     from .hub import local as hub
-    return hub.main(args.ip, args.port, args.attendees,
-                    Path(args.code_file) if args.code_file else None, args.remove_attendees)
+    room = hub.Room(args.attendees, hub.STARTS_AT_ONCE if args.starts is None else args.starts,
+                    args.memory_cap, args.cpu_cap)
+    return hub.main(args.ip, args.port, room, Path(args.code_file) if args.code_file else None,
+                    args.remove_attendees, args.update_materials)
 
 
 def cmd_schedule(args) -> int:
@@ -160,9 +162,20 @@ def _hub_command(sub) -> None:
                                                     "so the room can reach it)")
     hb.add_argument("--attendees", type=int, default=30, metavar="N",
                     help="the most attendees it admits, each a server of their own (default 30)")
+    hb.add_argument("--starts-at-once", type=int, metavar="N", dest="starts",
+                    help="servers started at once; more attendees arriving together queue, "
+                         "on a page that asks again by itself (default: 2 per core)")
+    hb.add_argument("--memory-cap", type=float, default=1.0, metavar="GIB",
+                    help="each attendee's memory, kernels and server together; past it the "
+                         "kernel allocating is ended, no other attendee's (default 1)")
+    hb.add_argument("--cpu-cap", type=float, default=1.0, metavar="CORES",
+                    help="each attendee's share of the cores at most (default 1)")
     hb.add_argument("--code-file", metavar="FILE",
                     help="read the attendees' code from FILE (mode 600); default: one made "
                          "once and kept in /var/lib/jax-core-workshop-hub/")
+    hb.add_argument("--update-materials", action="store_true",
+                    help="while the hub runs: push the kit's changed decks and labs to every "
+                         "attendee; a file they edited stays, the new one beside it")
     hb.add_argument("--remove-attendees", action="store_true",
                     help="after the workshop: delete the attendees' users and their files")
     hb.set_defaults(fn=cmd_hub)

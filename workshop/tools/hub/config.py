@@ -17,13 +17,22 @@ c.JupyterHub.bind_url = (f"http://{os.environ['WORKSHOP_HUB_IP'] or '0.0.0.0'}:"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = hub_port
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{api_port}"
-# the proxy from PyPI (configurable-http-proxy, Python), not npm's
-c.ConfigurableHTTPProxy.command = [str(venv / "bin" / "configurable-http-proxy")]
+# the proxy from PyPI (configurable-http-proxy, Python), not npm's, with room for a room's
+# requests at once (hub/proxy.py)
+c.ConfigurableHTTPProxy.command = [sys.executable, "-m", "workshop.tools.hub.proxy"]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.pid_file = str(state / "hub.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "cookie_secret")
 c.JupyterHub.active_server_limit = int(os.environ["WORKSHOP_HUB_ATTENDEES"]) + 1
+# a room that arrives at once queues: past this many servers starting, an attendee gets the
+# queue's page (templates/error.html), which asks again by itself after 10 to 20 s, instead of
+# every start slowing down until some time out
+c.JupyterHub.concurrent_spawn_limit = int(os.environ["WORKSHOP_HUB_STARTS_AT_ONCE"])
+# (JupyterHub 6.1's spawn_throttle_retry_range is not configurable, its default 30 to 60 s: the
+# hub's own settings take it)
+c.JupyterHub.tornado_settings = {"spawn_throttle_retry_range": (10, 20)}
+c.JupyterHub.template_paths = [str(Path(__file__).with_name("templates"))]
 
 c.JupyterHub.authenticator_class = "workshop.tools.hub.auth.WorkshopAuthenticator"
 c.WorkshopAuthenticator.user_password = (state / "attendee-code").read_text().strip()
@@ -35,7 +44,10 @@ c.WorkshopAuthenticator.attendee_log = str(state / "attendees")
 c.JupyterHub.template_vars = {"announcement_login": (
     "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code.")}
 
-c.JupyterHub.spawner_class = "localprocess"
+# LocalProcessSpawner, each attendee's server in a cgroup capped at these (hub/limits.py)
+c.JupyterHub.spawner_class = "workshop.tools.hub.spawner.CappedSpawner"
+c.Spawner.mem_limit = int(os.environ["WORKSHOP_HUB_MEMORY_CAP"])
+c.Spawner.cpu_limit = float(os.environ["WORKSHOP_HUB_CPU_CAP"])
 # the attendee's own copy of the decks (attendee/decks/) and exercises/ in ~/workshop, made as
 # the attendee (never as root, in a folder the attendee controls), each file once: what they
 # changed stays theirs
@@ -49,8 +61,10 @@ c.Spawner.environment = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
                          "WORKSHOP_HUB_MATERIALS": str(venv / "materials")}
 if libdir(venv):   # the interpreter is hub.py's copy; its RUNPATH names a folder they cannot read
     c.Spawner.environment["LD_LIBRARY_PATH"] = libdir(venv)
-c.Spawner.start_timeout = 120   # a 2-core machine starting a room's servers at once
-c.Spawner.http_timeout = 90
+# a busy 2-core machine: hub-load 30 beside other work saw starts of 75 to 85 s, and gave up on
+# some at 90 (the attendee watches the start's progress page meanwhile)
+c.Spawner.start_timeout = 300
+c.Spawner.http_timeout = 300
 
 c.JupyterHub.services = [{
     "name": "idle-culler",

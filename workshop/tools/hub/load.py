@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import statistics
 import tempfile
 import threading
@@ -67,20 +68,41 @@ class Attendee:
         return requests.request(method, self.base + path, timeout=120, headers={
             "Authorization": f"token {token or self.token}"}, **kw)
 
-    def start_server(self, timeout: float = 180) -> float:
+    def start_server(self, timeout: float = 600) -> float:
+        """Asks for the attendee's server, as their browser's page does: told to wait (the
+        hub's queue: 429 with Retry-After), asks again after that many seconds; a start that
+        failed, asked again as the attendee would. Figures: `answered_s` (the first answer:
+        the queue's wait, or the start's progress), `server_start_s` (ready), from the first
+        ask."""
         t0 = time.monotonic()
-        r = self.api("POST", f"/hub/api/users/{self.user}/server")
-        if r.status_code not in (201, 202, 400):   # 400: already running
-            raise RuntimeError(f"{self.user}: the hub would not start a server: "
-                               f"{r.status_code} {r.text[:200]}")
         while time.monotonic() - t0 < timeout:
-            s = self.api("GET", f"/hub/api/users/{self.user}").json()
-            server = s.get("servers", {}).get("")
-            if server and server.get("ready"):
+            r = self.api("POST", f"/hub/api/users/{self.user}/server")
+            self.figures.setdefault("answered_s", time.monotonic() - t0)
+            if r.status_code == 429 and "Retry-After" in r.headers:
+                self.figures.setdefault("queued_s", time.monotonic() - t0)
+                self.figures["told"] = r.json().get("message", "")
+                time.sleep(int(r.headers["Retry-After"]))
+                continue
+            if r.status_code not in (201, 202, 400):   # 400: already running or starting
+                raise RuntimeError(f"{self.user}: the hub would not start a server: "
+                                   f"{r.status_code} {r.text[:200]}")
+            if self._ready(t0, timeout):
                 self.figures["server_start_s"] = time.monotonic() - t0
                 return self.figures["server_start_s"]
-            time.sleep(0.5)
+            self.figures["failed_starts"] = self.figures.get("failed_starts", 0) + 1
         raise RuntimeError(f"{self.user}: the server did not start within {timeout:.0f} s")
+
+    def _ready(self, t0: float, timeout: float) -> bool:
+        """Whether the server started: False as soon as the start failed."""
+        while time.monotonic() - t0 < timeout:
+            server = self.api("GET", f"/hub/api/users/{self.user}").json().get(
+                "servers", {}).get("")
+            if server and server.get("ready"):
+                return True
+            if not server or not server.get("pending"):
+                return False
+            time.sleep(0.5)
+        return False
 
     def start_kernel(self, notebook: str = LAB) -> str:
         """The kernel of a notebook in the attendee's copy, as opening it in JupyterLab
@@ -98,8 +120,14 @@ class Attendee:
         import websocket
         url = (self.base.replace("http", "ws", 1)
                + f"/user/{self.user}/api/kernels/{self.kernel}/channels")
-        ws = websocket.create_connection(url, timeout=timeout,
-                                         header=[f"Authorization: token {self.token}"])
+        for attempt in range(3):   # JupyterLab connects again too, when a busy server was slow
+            try:
+                ws = websocket.create_connection(url, timeout=timeout,
+                                                 header=[f"Authorization: token {self.token}"])
+                break
+            except websocket.WebSocketBadStatusException as e:
+                if attempt == 2 or e.status_code != 599:
+                    raise
         msg_id = uuid.uuid4().hex
         ws.send(json.dumps({
             "header": {"msg_id": msg_id, "username": self.user, "session": uuid.uuid4().hex,
@@ -170,40 +198,56 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def load_home() -> Path:
+    """The benchmark's own hub environment, beside the presenter's (HUB_HOME-load): a
+    benchmark run beside a live hub never remakes the environment that hub's attendees run."""
+    from . import local as hub
+    return hub.HUB_HOME.with_name(hub.HUB_HOME.name + "-load")
+
+
+def load_names(n: int) -> list[str]:
+    """N attendees' names no attendee of a live hub has: a run's own random stem (an attendee
+    could have typed load0), none a system user already."""
+    import secrets
+
+    from . import local as hub
+    while True:
+        names = [f"load{secrets.token_hex(3)}x{i}" for i in range(n)]
+        if not any(_user_exists(hub.PREFIX + name) for name in names):
+            return names
+
+
+def _user_exists(user: str) -> bool:
+    import pwd
+    try:
+        pwd.getpwnam(user)
+        return True
+    except KeyError:
+        return False
+
+
 def bench(n: int, lab: str = "J1", timeout: float = 900) -> dict:
     """N attendees at once on a hub on loopback; their figures."""
-    import psutil
-
     from . import local as hub
     if not 1 <= n <= 40:
         raise errors.KitError(f"{n} attendees: from 1 to 40 (a benchmark on this machine, "
                               "bounded in count and time)")
     source = solution(lab)
     state = Path(tempfile.mkdtemp(prefix="workshop-hub-load-"))
-    port = hub.free_port()
-    started, code = hub.start("127.0.0.1", port, n, None, state=state)
+    try:
+        port = hub.free_port()
+        room = hub.Room(n, min(hub.STARTS_AT_ONCE, n + 1))
+        started, code = hub.start("127.0.0.1", port, room, None, state=state, home=load_home())
+    except BaseException:
+        shutil.rmtree(state, ignore_errors=True)
+        raise
     cells = solution_cells(source)
-    people = [Attendee(f"http://127.0.0.1:{port}", f"load{i}", code) for i in range(n)]
-    failures = []
-
-    def one(a: Attendee) -> None:
-        try:
-            a.login()
-            a.start_server()
-            a.start_kernel(f"exercises/{source.name}")
-            setup = a.run(cells[0])
-            a.figures["setup_cell_s"] = setup["seconds"]
-            pid = a.kernel_pid()
-            a.figures["kernel_mib_after_setup"] = rss_mib(pid)
-            a.figures["cells_s"] = run_lab(a, cells[1:], source.name)
-            a.figures["kernel_mib_after_lab"] = rss_mib(pid)
-            a.figures["server_mib"] = rss_mib(psutil.Process(pid).parent().pid)
-        except Exception as e:
-            failures.append(f"{a.name}: {e}")
-
+    people = [Attendee(f"http://127.0.0.1:{port}", name, code) for name in load_names(n)]
+    failures: list[str] = []
     t0 = time.monotonic()
     try:
-        threads = [threading.Thread(target=one, args=(a,), daemon=True) for a in people]
+        threads = [threading.Thread(target=attend, args=(a, source, cells, failures),
+                                    daemon=True) for a in people]
         for t in threads:
             t.start()
         for t in threads:
@@ -212,17 +256,54 @@ def bench(n: int, lab: str = "J1", timeout: float = 900) -> dict:
     finally:
         started.stop()
         hub.remove_attendees(state, quiet=True)
+        shutil.rmtree(state, ignore_errors=True)   # (its codes too: root's, but in /tmp)
+    fig = summary(people, source, cells, failures)
+    return fig | {"wall_s": wall, "starts_at_once": room.starts,
+                  "caps": hub.caps_line(started.caps, room)}
+
+
+def attend(a: Attendee, source: Path, cells: list[str], failures: list[str]) -> None:
+    """One simulated attendee: log in, start a server (queued or not), run the lab."""
+    import psutil
+    try:
+        a.login()
+        a.start_server()
+        a.start_kernel(f"exercises/{source.name}")
+        a.figures["python"] = a.run("import sys; print(sys.executable)")["out"].strip()
+        setup = a.run(cells[0])
+        a.figures["setup_cell_s"] = setup["seconds"]
+        pid = a.kernel_pid()
+        a.figures["kernel_mib_after_setup"] = rss_mib(pid)
+        a.figures["cells_s"] = run_lab(a, cells[1:], source.name)
+        a.figures["kernel_mib_after_lab"] = rss_mib(pid)
+        a.figures["server_mib"] = rss_mib(psutil.Process(pid).parent().pid)
+    except Exception as e:
+        failures.append(f"{a.name}: {e}")
+
+
+def summary(people: list[Attendee], source: Path, cells: list[str],
+            failures: list[str]) -> dict:
+    """The figures of those who finished; the queue's of everyone."""
+    import psutil
     done = [a.figures for a in people if "kernel_mib_after_lab" in a.figures]
     if not done:
         raise errors.KitError("no attendee finished: " + "; ".join(failures[:3]))
     starts = [f["server_start_s"] for f in done]
     cells_s = [s for f in done for s in f["cells_s"]]
+    queued = [a.figures for a in people if "queued_s" in a.figures]
+    # an attendee's first answer: the queue's "wait" or the start's progress (what their page
+    # shows), after logging in
+    answered = [a.figures.get("answered_s", float("inf")) for a in people]
     return {
-        "attendees": n, "lab": source.stem, "cells": len(cells), "finished": len(done),
-        "failures": failures,
-        "wall_s": wall, "cpus": psutil.cpu_count(),
-        "mem_gib": psutil.virtual_memory().total / 2**30,
+        "attendees": len(people), "lab": source.stem, "cells": len(cells),
+        "finished": len(done), "failures": failures, "names": [a.user for a in people],
+        "pythons": sorted({f["python"] for f in done}),
+        "cpus": psutil.cpu_count(), "mem_gib": psutil.virtual_memory().total / 2**30,
         "server_start_p50_s": statistics.median(starts), "server_start_p95_s": pct(starts, .95),
+        "server_start_max_s": max(starts),
+        "queued": len(queued), "queue_said": sorted({f["told"] for f in queued}),
+        "first_answer_max_s": max(answered),
+        "failed_starts": sum(a.figures.get("failed_starts", 0) for a in people),
         "kernel_mib_after_setup": statistics.mean(f["kernel_mib_after_setup"] for f in done),
         "kernel_mib_after_lab": statistics.mean(f["kernel_mib_after_lab"] for f in done),
         "server_mib": statistics.mean(f["server_mib"] for f in done),
@@ -235,9 +316,15 @@ def report(fig: dict) -> str:
     lines = [
         f"{fig['finished']} of {fig['attendees']} attendees ran {fig['lab']}'s "
         f"{fig['cells']} cells on {fig['cpus']} cores and "
-        f"{fig['mem_gib']:.0f} GiB, in {fig['wall_s']:.0f} s",
+        f"{fig['mem_gib']:.0f} GiB, in {fig['wall_s']:.0f} s; {fig['caps']}",
         f"server start: p50 {fig['server_start_p50_s']:.1f} s, p95 "
-        f"{fig['server_start_p95_s']:.1f} s",
+        f"{fig['server_start_p95_s']:.1f} s, the last {fig['server_start_max_s']:.1f} s "
+        f"({fig['starts_at_once']} starting at once; the queue's wait included)",
+        f"queue: {fig['queued']} of {fig['attendees']} told to wait"
+        + (f" ({'; '.join(fig['queue_said'])})" if fig["queued"] else "")
+        + f"; every attendee's first answer (the queue or the start's progress) within "
+        f"{fig['first_answer_max_s']:.1f} s; {fig['failed_starts']} start(s) failed and "
+        "asked again",
         f"kernel memory (RSS): {fig['kernel_mib_after_setup']:.0f} MiB after the setup cell, "
         f"{fig['kernel_mib_after_lab']:.0f} MiB after the lab; the Jupyter server "
         f"{fig['server_mib']:.0f} MiB",

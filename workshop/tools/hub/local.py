@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -42,9 +44,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import errors, paths
+from . import limits, update
 
 PREFIX = "ws-"                                # every attendee's system user: ws-NAME
 NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # what an attendee may type as their name
@@ -64,6 +68,40 @@ CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a 
 # (no check cells, no speaker notes) and of the labs (not exercises/solutions/)
 MATERIALS = [("decks", "attendee/decks/*.ipynb"), ("exercises", "exercises/*.ipynb")]
 MAX_ATTENDEES = 500
+# servers started at once before attendees queue: a start is a Python process importing the
+# Jupyter server, mostly CPU; two per core keep each start short (hub-load: 4 at once on 2
+# cores, 6 s each) and the room's page answering
+STARTS_AT_ONCE = 2 * (os.cpu_count() or 1)
+# each attendee's cap (hub/limits.py): a lab's kernel at its heaviest (J3, 0.48 GiB), a deck's
+# kernel (0.26) and their Jupyter server (0.14) fit in 1 GiB; one core, so on a 2-core machine
+# one attendee's busy loop leaves the other core to the room
+MEMORY_CAP_GIB = 1.0
+CPU_CAP = 1.0
+
+
+@dataclass(frozen=True)
+class Room:
+    """What the presenter asked for: how many attendees, starting how many servers at once,
+    each capped at how much memory (GiB) and how many cores."""
+    attendees: int = 30
+    starts: int = STARTS_AT_ONCE
+    memory_gib: float = MEMORY_CAP_GIB
+    cpus: float = CPU_CAP
+
+    def check(self) -> None:
+        if not 1 <= self.attendees <= MAX_ATTENDEES:
+            raise errors.KitError(f"--attendees {self.attendees}: from 1 to {MAX_ATTENDEES} "
+                                  "(one machine; a larger room goes on Kubernetes, see the "
+                                  "README)")
+        if not 1 <= self.starts <= self.attendees + 1:
+            raise errors.KitError(f"--starts-at-once {self.starts}: from 1 to the attendees "
+                                  "(+1, the presenter)")
+        if not 0.25 <= self.memory_gib <= 1024:
+            raise errors.KitError(f"--memory-cap {self.memory_gib:g}: from 0.25 to 1024 GiB "
+                                  "(an attendee's kernel alone needs 0.3)")
+        if not 0.1 <= self.cpus <= (os.cpu_count() or 1):
+            raise errors.KitError(f"--cpu-cap {self.cpus:g}: from 0.1 to this machine's "
+                                  f"{os.cpu_count()} cores")
 
 
 def record_attendee(log: Path, name: str) -> None:
@@ -331,12 +369,67 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
         raise errors.KitError(f"could not remove {', '.join(failed)}")
     # the names are free again, and nothing of this workshop opens the next one: not its
     # code, nor a browser's claim (signed with the cookie secret)
-    for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code"):
+    for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code",
+                 "materials-given.json"):
         (state / made).unlink(missing_ok=True)
     if not quiet:
         print(f"hub: removed {len(names)} attendee(s) and their files"
               + (f": {', '.join(names)}" if names else ""))
     return 0
+
+
+def record_given(state: Path, materials: Path) -> dict[str, list[str]]:
+    """Every version of each material the hub has given out (their hashes), with these: an
+    attendee's file that is one of them is unedited (hub/update.py)."""
+    f = state / "materials-given.json"
+    given = json.loads(f.read_text()) if f.exists() else {}
+    for rel in update.files(materials):
+        h = update.digest(materials / rel)
+        if h not in given.setdefault(rel, []):
+            given[rel].append(h)
+    f.write_text(json.dumps(given))
+    os.chmod(f, 0o600)
+    return given
+
+
+def push_materials(state: Path = STATE, home: Path = HUB_HOME,
+                   materials: Path | None = None) -> dict[str, dict]:
+    """The kit's current materials (or `materials`, a folder every user can read) into every
+    attendee's ~/workshop, merged as the attendee (hub/update.py); what each got."""
+    venv = home / "venv"
+    if materials is None:
+        if _stamp(venv, "lock") != _lock_hash():
+            raise errors.KitError("the lock changed since the hub's environment was made: "
+                                  "stop the hub and start it again (which makes it anew)")
+        prepare(home)   # the changed kit and materials, in place (the next servers' copy)
+        materials = venv / "materials"
+    given, got = record_given(state, materials), {}
+    env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv)
+                                       else {})}
+    for name in attendees_made(state):
+        try:
+            user = pwd.getpwnam(name)
+        except KeyError:   # removed by hand
+            continue
+        r = subprocess.run([str(venv / "bin" / "python"), "-m", "workshop.tools.hub.update",
+                            str(materials)], user=user.pw_uid, group=user.pw_gid,
+                           extra_groups=[], cwd=user.pw_dir, env=dict(env, HOME=user.pw_dir),
+                           input=json.dumps(given), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+            raise errors.KitError(f"could not update {name}'s materials: {tail}")
+        got[name] = json.loads(r.stdout)
+    return got
+
+
+def push_report(got: dict[str, dict]) -> str:
+    total = {k: sum(g[k] for g in got.values()) for k in ("added", "replaced", "kept")}
+    lines = [f"hub: materials pushed to {len(got)} attendee(s): {total['replaced']} file(s) "
+             f"replaced, {total['added']} added, {total['kept']} edited kept"]
+    lines += [f"hub: {name} edited {rel}: theirs kept, the new one beside it "
+              f"({Path(rel).stem}{update.BESIDE}{Path(rel).suffix})"
+              for name, g in got.items() for rel in g["edited"]]
+    return "\n".join(lines)
 
 
 def check_machine() -> None:
@@ -353,9 +446,11 @@ def check_machine() -> None:
 class Hub:
     """JupyterHub as a child process; `stop()` always ends it, its proxy and its servers."""
 
-    def __init__(self, python: Path, ip: str, port: int, attendees: int, code: str,
+    def __init__(self, python: Path, ip: str, port: int, room: Room, code: str,
                  state: Path = STATE):
         self.state, self.port, self.ip = state, port, ip
+        # the attendees' cgroups (hub/limits.py): made by the hub, removed by stop()
+        self.caps, self.cgroup = limits.mechanism(), limits.hub_group(state)
         self.log = state / "hub.log"
         code_file = state / "attendee-code"
         code_file.unlink(missing_ok=True)
@@ -365,7 +460,11 @@ class Hub:
         _code(state, "presenter-code", lambda: secrets.token_urlsafe(30))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
         env.update(WORKSHOP_HUB_STATE=str(state), WORKSHOP_HUB_IP=ip,
-                   WORKSHOP_HUB_PORT=str(port), WORKSHOP_HUB_ATTENDEES=str(attendees),
+                   WORKSHOP_HUB_PORT=str(port), WORKSHOP_HUB_ATTENDEES=str(room.attendees),
+                   WORKSHOP_HUB_STARTS_AT_ONCE=str(room.starts),
+                   WORKSHOP_HUB_CAPS=self.caps, WORKSHOP_HUB_CGROUP=self.cgroup,
+                   WORKSHOP_HUB_MEMORY_CAP=str(int(room.memory_gib * 2**30)),
+                   WORKSHOP_HUB_CPU_CAP=str(room.cpus),
                    WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
                    WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
@@ -413,8 +512,17 @@ class Hub:
                 self.proc.kill()
                 self.proc.wait()
         end_processes(started, grace=10)
+        limits.remove_groups(self.caps, self.cgroup)
         self._log.close()
         (self.state / "attendee-code").unlink(missing_ok=True)
+
+
+def caps_line(kind: str, room: Room) -> str:
+    if not kind:
+        return ("no per-attendee cap (this machine gives root no cgroup memory and cpu "
+                "controllers: in a container, run the hub on its host)")
+    return (f"each attendee capped at {room.memory_gib:g} GiB and {room.cpus:g} "
+            f"core{'s' if room.cpus != 1 else ''} (cgroups {kind})")
 
 
 def last_error(log: Path) -> str:
@@ -423,19 +531,18 @@ def last_error(log: Path) -> str:
     return bad[-1].strip()[-200:]
 
 
-def start(ip: str, port: int, attendees: int, code_file: Path | None,
+def start(ip: str, port: int, room: Room, code_file: Path | None,
           state: Path = STATE, home: Path = HUB_HOME) -> tuple[Hub, str]:
     check_machine()
-    if not 1 <= attendees <= MAX_ATTENDEES:
-        raise errors.KitError(f"--attendees {attendees}: from 1 to {MAX_ATTENDEES} (one "
-                              "machine; a larger room goes on Kubernetes, see the README)")
+    room.check()
     check_port(ip, port)
     code = read_code_file(code_file) if code_file else None
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(state, 0o700)
     code = code or _code(state, "generated-code", attendee_code)
     python = prepare(home)
-    hub = Hub(python, ip, port, attendees, code, state)
+    record_given(state, python.parent.parent / "materials")   # what the servers copy in
+    hub = Hub(python, ip, port, room, code, state)
     try:
         hub.wait_ready()
     except BaseException:
@@ -444,20 +551,27 @@ def start(ip: str, port: int, attendees: int, code_file: Path | None,
     return hub, code
 
 
-def main(ip: str, port: int, attendees: int, code_file: Path | None, remove: bool) -> int:
+def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
+         push: bool = False) -> int:
     if remove:
         check_machine()
         return remove_attendees()
+    if push:
+        check_machine()
+        print(push_report(push_materials()))
+        return 0
     from ..processes import end_on_hangup
     end_on_hangup()   # a kill or the terminal closed: stop every server, as Ctrl-C does
-    hub, code = start(ip, port, attendees, code_file)
+    hub, code = start(ip, port, room, code_file)
     try:
         print("hub: open " + "  or  ".join(addresses(ip, port)))
         print(f"hub: attendees log in with a name of their choosing and the code  {code}")
         print(f"hub: you log in as '{PRESENTER}' with the code in "
               f"{STATE / 'presenter-code'} (the admin: free a name, see servers)")
-        print(f"hub: up to {attendees} attendees; idle servers stop after {IDLE_MINUTES} "
-              "minutes; Ctrl-C stops the hub and every server", flush=True)
+        print(f"hub: up to {room.attendees} attendees, {room.starts} server"
+              f"{'s' if room.starts > 1 else ''} starting at once (the rest queue); "
+              f"{caps_line(hub.caps, room)}; idle servers stop after {IDLE_MINUTES} minutes; "
+              "Ctrl-C stops the hub and every server", flush=True)
         while hub.proc.poll() is None:
             time.sleep(1)
         raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "
