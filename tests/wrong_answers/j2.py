@@ -417,6 +417,18 @@ def train_scan_stacked(w, b, batches, base_lr):
     return w, b, np.asarray(losses).tolist()
 
 
+# Centres each batch's targets in place "for a better-conditioned fit": the batches it was
+# given change under the check (which computed its reference on its own copy)
+def train_centres_in_place(w, b, batches, base_lr):
+    losses = []
+    for i, (x, y) in enumerate(batches):
+        y -= y.mean()
+        xp, yp, m = _padded(x, y)
+        w, b, loss = _step(w, b, xp, yp, m, np.float32(j2.schedule(i, base_lr)), _wd(i))
+        losses.append(float(loss))
+    return w, b, losses
+
+
 # Turns jax_enable_x64 on "so the losses match the float64 reference" and leaves it on: every
 # later cell of the kernel computes in 64 bits (jnp.ones(3).dtype is float64).
 def train_x64_left_on(w, b, batches, base_lr):
@@ -585,6 +597,7 @@ WRONG = {
            W(train_numpy_then_jit_identity, "which was not given step 0's batch"),
            W(train_scan_stacked, "it compiled 1 more time"),     # one more batch: a new shape
            W(train_x64_left_on, "jax_enable_x64 set to True"),
+           W(train_centres_in_place, "train_buggy's is"),   # changes the batches it is given
            W(train_log_compiles_left_on, "jax_log_compiles set to True"),
            W(train_jnp_asarray, "compiled 3 times"),
            W(train_mean_over_padding, "a fix must not change the numbers"),

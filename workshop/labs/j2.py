@@ -369,8 +369,9 @@ def _run_counted(train, w0, b0, batches, base_lr):
     with compiles() as c, _jitted_results() as ran:
         state = KernelState()
         try:
-            out = call_as(train, "train_fixed(w, b, batches, base_lr)",
-                          w0, b0, batches, base_lr)
+            out = call_as(train, "train_fixed(w, b, batches, base_lr)", w0, b0,
+                          [(np.array(x), np.array(y)) for x, y in batches],   # (its copy:
+                          base_lr)                        # the check computes on its own)
         except BaseException:
             state.restore()        # (the counter's own listener too): the error is told
             raise
