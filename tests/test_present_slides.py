@@ -50,6 +50,48 @@ from workshop.tools.present.driver import (
 from workshop.tools.present.extension import MATHJAX, uses_tex
 from workshop.tools.present.server import call
 
+# talk slides whose content stays under FILL_SHARE of the slide's height when grown (their lines
+# are too wide to grow further): each wants a picture, or its cells joined; a slide that fills
+# must leave the list (measure.js says so)
+THIN = {
+    "01": ("Station 4: the call",
+           "What tracing kept: shape, dtype, weak type",
+           "A tracer that outlived its trace",
+           "Two ways out"),
+    "02": ("A primitive is its rules",
+           "Running it",
+           "Residuals: what crosses the cut",
+           "jax.linearize: the split that grad uses",
+           "Which activations a backward pass keeps"),
+    "03": ("Eager compiles, counted",
+           "The three events, by name"),
+    "04": ("grad wants a scalar: the vector is refused",
+           "The two jaxprs: where the sum went",
+           "jit outermost: one equation, the whole program inside",
+           "Per-example gradients: vmap of grad",
+           "A JVPTracer, caught",
+           "No rule: the JVP refuses",
+           "The other two branches",
+           "A layer, batched on axis 2",
+           "vmap of a custom rule",
+           "Policies and factories"),
+    "05": ("What a leaf is, what a treedef remembers",
+           "Key paths: where each leaf lives",
+           "tree_map: flatten, apply, unflatten",
+           "scan: one trace for a thousand steps",
+           "while_loop: two jaxprs, traced once each",
+           "fori_loop: a scan when the bounds are known",
+           "The fixes",
+           "vmap of a while loop: a batched predicate"),
+    "06": ("Sharding in JAX",
+           "make_mesh says Explicit; the Mesh constructor says Auto",
+           "AbstractMesh: names and sizes, no devices",
+           "The per-device shape is computed from the spec",
+           "One equation in the jaxpr",
+           "Per-platform variants",
+           "Two platforms, one module: a case"),
+}
+
 
 def test_every_page_script_is_javascript_a_browser_parses(chromium):
     # the scripts the kit and its slideshow driver run in pages are files (read by their readers
@@ -149,7 +191,7 @@ def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes):
     page.screenshot(path=str(SHOTS / f"{deck.stem}.png"))
 
     problems = look_at_every_slide(page, deck, n_slides, run=live, talk_path=talk_slides(nb),
-                                   sizes=sizes)
+                                   sizes=sizes, thin=THIN.get(deck.name[:2], ()))
     # real keys, a few on every deck: a fragment, down a stack and on to the next section,
     # each one step (test_keys_step_deck_01_one_at_a_time…: one deck, every step)
     keys_walk(page, nb, key_window(nb), 6, 4, f"{deck.stem}: keys")

@@ -1,5 +1,6 @@
-"""The pictures of what surrounds a jaxpr: a mesh's collectives, a pytree's nodes, the caches
-under a jit call, and where vmap keeps the batch axis. Style and `Picture`: pictures.py."""
+"""The pictures of what surrounds a jaxpr: a mesh's collectives, a sharding's blocks, a
+pytree's nodes, the caches under a jit call, and where vmap keeps the batch axis. Style and
+`Picture`: pictures.py."""
 from __future__ import annotations
 
 import re

@@ -24,8 +24,9 @@
   const unit = shown.width / box.offsetWidth || 1;     // screen px per slide px
   const top = shown.top + parseFloat(getComputedStyle(box).paddingTop) * unit;
   const left = shown.left + parseFloat(getComputedStyle(box).paddingLeft) * unit;
-  const bottom = () => Math.max(0, ...parts.map((p) => p.getBoundingClientRect().bottom))
-    - top;
+  // where the content ends: each part's box and the margin under it (a list's 12 px, grown)
+  const bottom = () => Math.max(0, ...parts.map((p) => p.getBoundingClientRect().bottom +
+    parseFloat(getComputedStyle(p).marginBottom) * (+p.style.zoom || 1) * unit)) - top;
   if (!parts.length || bottom() / unit > H) return 1;
   // the widest line: each code listing, output and table at its natural width, unwrapped (a
   // picture is shown at most as wide as the slide: it grows with the rest up to that width)
@@ -38,7 +39,9 @@
     wide = Math.max(wide, (b.right - left) / unit);
     [el.style.whiteSpace, el.style.width] = keep;
   }
-  const fits = (k) => { zoom(k); return bottom() / unit <= H; };
+  // (and a box that scrolls, RISE's slide, does not scroll: what lies under the last part)
+  const fits = (k) => { zoom(k); return bottom() / unit <= H &&
+    !(getComputedStyle(box).overflowY !== 'visible' && box.scrollHeight > box.clientHeight + 1); };
   let lo = 1, hi = Math.min(limit, wide > 0 ? W / wide : limit);
   if (hi <= 1.01) { zoom(1); return 1; }
   if (fits(hi)) return hi;

@@ -77,5 +77,26 @@
     if (k > 1.01 || k < 0.85 || !/rgba\(0, 0, 0, 0\)|transparent/.test(cs.backgroundColor))
       out.push(`code in the title "${h.innerText.slice(0, 40)}" is styled apart (${Math.round(k * 100)}%, ${cs.backgroundColor})`);
   }
+  // content that fills the slide (fill.js grows what is smaller): on a talk slide, its cells
+  // reach limits.fill of the slide's height, but on a title (h1) or a divider (a heading and a
+  // line at most, nothing else); limits.thin names the talk slides known to stay short (lines
+  // too wide to grow further): one that fills after all must leave the list
+  if ((limits.talk || []).includes(num) && limits.fill) {
+    // (a fragment's cell is in its div; one just shown is still "hidden" for its fade's first
+    // instant, so it is told by its class, not its style)
+    const cells = [...sec.querySelectorAll('.jp-Cell')].filter((c) =>
+      c.getBoundingClientRect().height > 0 && !c.closest('.reveal-skip, aside.notes, .fragment:not(.visible)'));
+    const low = Math.max(0, ...cells.map((c) => c.getBoundingClientRect().bottom));
+    const share = (low - sr.top) / scale / 720, pct = Math.round(share * 100);
+    const head = sec.querySelector('h1, h2, h3');
+    const title = head ? head.innerText.trim() : '';
+    const rest = head ? [...head.parentElement.children].filter((e) => e !== head) : [];
+    const divider = cells.length === 1 && head && rest.map((e) => e.innerText).join(' ').length < 100;
+    const listed = (limits.thin || []).includes(title);
+    if (!sec.querySelector('h1') && !divider && !listed && share < limits.fill)
+      out.push(`its content ends at ${pct}% of the slide's height (under ${Math.round(limits.fill * 100)}%): "${title}"`);
+    if (listed && share >= limits.fill + 0.05)   // (a margin: the sizes round apart)
+      out.push(`"${title}" is listed as short, but its content reaches ${pct}% of the slide: take it off the list`);
+  }
   return {problems: out, scale: Math.round(scale * 1000) / 1000, h: sec.scrollHeight, ch: sec.clientHeight};
 }

@@ -435,16 +435,19 @@ def key_window(nb, length: int = 6) -> int:
 # ---------------------------------------------------------------------------- every slide
 
 def look_at_every_slide(page, deck: Path, n_slides: int, run: bool,
-                        talk_path: list[int], sizes=SIZES) -> list[str]:
+                        talk_path: list[int], sizes=SIZES, thin=()) -> list[str]:
     """Each slide of the deck, all fragments shown, at each of `sizes` (its cells run at the
     first when `run`): what is wrong, as 'deck slide N at WxH: problem'; the middle size walks
     back from the last slide, where the first size ended. Screenshots (the first two slides, and
     any with a problem) go to SHOTS. A slide of `talk_path` (slide numbers) that needs the wheel
     after its cells ran is a problem: the presenter would scroll while the room watches. Each
     slide's counter must read as `counter` says (the talk path counted apart from the
-    appendix)."""
+    appendix). A talk slide's content reaches FILL_SHARE of its height (grown to fill it:
+    page_scripts/fill.js), but on a title, a divider, or a slide whose title is in `thin`."""
+    from ...config import FILL_SHARE
     labels = [counter(i, n_slides, len(talk_path)) for i in range(1, n_slides + 1)]
-    limits = {**LIMITS, "talk": talk_path, "labels": labels}
+    limits = {**LIMITS, "talk": talk_path, "labels": labels, "fill": FILL_SHARE,
+              "thin": list(thin)}
     problems, checked = [], False   # (checked: the hashchange events of a walk)
     for k, (w, h) in enumerate(sizes):
         page.set_viewport_size({"width": w, "height": h})
