@@ -273,6 +273,12 @@ _PairKeysSwapped = _pair_ring2("_PairKeysSwapped",
                                lambda aux, ch: _PairKeysSwapped(*ch))
 
 
+def _map_over_prefixes(xs):          # the audit's: a lax.map (a scan with no carry), each step
+    n = xs.shape[0]                  # the maximum of a prefix: the right numbers, no running max
+    return jax.lax.map(lambda i: jnp.max(jnp.where(jnp.arange(n) <= i, xs, -jnp.inf)),
+                       jnp.arange(n))
+
+
 def _noop_scan_reduce_window(xs):    # sidestep: a one-step scan that changes nothing, then
     xs = jax.lax.scan(lambda c, _: (c, None), xs, None, length=1)[0]    # reduce_window(max)
     n = xs.shape[0]
@@ -422,7 +428,8 @@ WRONG = {
            W(_scan_fmax, "it gives [1.0, 1.0, 2.0, 2.0]"),
            W(_scan_unrolled, "unrolled completely (unroll=50 for 50 steps)"),
            W(_scan_from_min, "it gives [nan, nan, nan, nan]"),
-           W(_scan_float32_start, "for bfloat16 xs it returns float32", edge="bfloat16 xs")],
+           W(_scan_float32_start, "for bfloat16 xs it returns float32", edge="bfloat16 xs"),
+           W(_map_over_prefixes, "takes a maximum, but not of what it carries")],
     "q3": [W(_starter, "not done yet"), W(l5.newton_sqrt, "grad under jit still refuses it"),
            W(_newton(2), "at a=2.0 it gives 1.416667"),
            W(_newton(8), "at a=1000000.0 it gives"),

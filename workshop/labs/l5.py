@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import tree_util as tu
+from jax._src import core
 
 from . import (
     CALLBACKS,
@@ -207,10 +208,34 @@ def _one_scan_that_takes_the_maximum(running_max) -> list[str]:
                for s in scans):
         raise Wrong("there is a scan, but its step takes no maximum: where is the running "
                     "maximum computed?")
+    if not any(_maximum_of_the_carry(s) for s in scans):
+        raise Wrong("there is a scan whose step takes a maximum, but not of what it carries: "
+                    "each step starts again from the inputs (lax.map is a scan that carries "
+                    "nothing). The running maximum is the carry: the step takes the maximum "
+                    "of it and x")
     if len(outside) > 12:
         raise Wrong(f"there is a scan, but {len(outside)} equations around it for 50 "
                     "elements: part of the loop is still unrolled")
     return outside
+
+
+def _maximum_of_the_carry(scan) -> bool:
+    """Whether the scan's step takes a maximum (in its own equations or in one nested in them)
+    of a value that follows from its carry, not of its xs and constants alone."""
+    body = scan.params["jaxpr"]
+    nc, ncar, _ = (len(part) for part in scan.params["ft_in"].unpack())  # (l5_reading's way)
+    follows = set(body.invars[nc:nc + ncar])
+    for e in body.eqns:
+        if any(v in follows for v in e.invars if not isinstance(v, core.Literal)):
+            if {x.primitive.name for x in all_eqns(_one(e))} & _MAXIMUM:
+                return True
+            follows.update(e.outvars)
+    return False
+
+
+def _one(eqn):
+    """A stand-in jaxpr of the single equation `eqn`, for all_eqns to walk into it."""
+    return type("One", (), {"eqns": [eqn]})()
 
 
 def _written_as_a_loop(scans) -> None:
