@@ -179,9 +179,9 @@ def _check_scan(running_max) -> str:
     for xs, edge in [(c, "") for c in _RM_CASES] + [(e.value, e.name) for e in EDGES["q2"]]:
         _running_maximum_of(f, xs, edge)
     n = len(outside)
-    return (f"one scan, whose step takes the maximum; outside its body the staged program has "
-            f"{n} equation{'s' if n != 1 else ''} for 50 elements, where the Python loop "
-            "stages 52")
+    return (f"one scan, whose step takes the maximum of its carry and x; outside its body "
+            f"the staged program has {n} equation{'s' if n != 1 else ''} for 50 elements, "
+            "where the Python loop stages 52")
 
 
 def _one_scan_that_takes_the_maximum(running_max) -> list[str]:
