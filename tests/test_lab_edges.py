@@ -13,6 +13,10 @@ from workshop.labs import Edge
 from wrong_answers import W
 
 EDGE_ANSWERS = [(lab, q, w) for lab, q, w in WRONG_ANSWERS if isinstance(w, W) and w.edge]
+# J3's and J4's rows compile programs of their own (2-3 s each): -m thorough's; the quick run
+# proves the other labs' rows (and test_lab_answers.py that each row's answer is rejected with
+# the row's name, in every lab)
+HEAVY = ("J3", "J4")
 
 
 def test_every_lab_has_a_table_of_edge_inputs_each_row_proven_by_a_wrong_answer():
@@ -32,8 +36,9 @@ def test_every_lab_has_a_table_of_edge_inputs_each_row_proven_by_a_wrong_answer(
         assert w.edge.lower() in w.says.lower(), (lab, q, w.edge, w.says)
 
 
-@pytest.mark.parametrize("lab,q,wrong", EDGE_ANSWERS,
-                         ids=lambda v: v.edge[:30] if isinstance(v, W) else str(v))
+@pytest.mark.parametrize("lab,q,wrong", [
+    pytest.param(lab, q, w, marks=[pytest.mark.thorough] * (lab in HEAVY))
+    for lab, q, w in EDGE_ANSWERS], ids=lambda v: v.edge[:30] if isinstance(v, W) else str(v))
 def test_only_its_row_rejects_the_wrong_answer_that_proves_it(lab, q, wrong, monkeypatch):
     module = LABS[lab][0]
     rows = module.EDGES[q]
