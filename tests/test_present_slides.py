@@ -897,3 +897,48 @@ def test_ctrl_c_stops_the_server_cleanly(presenting):
     # runs after the decks (pytest keeps the file's order): the server that served them all
     assert stop_present(presenting["proc"]) == 0, "Ctrl-C should stop the server cleanly"
     assert not port_open(presenting["port"]), "the server is still listening after Ctrl-C"
+
+
+# What axe-core finds in the RISE page that is JupyterLab's own, not the kit's (left there, each
+# with its reason): its code editor (CodeMirror) inside a slide's code cell, and the page around
+# the slides. The kit's own content, the rest of every slide, must have none
+LAB_OWN = {
+    "aria-input-field-name": "CodeMirror's editable code area (contenteditable) has no label",
+    "scrollable-region-focusable": "CodeMirror's scroller (tabindex -1) when a line is wider "
+                                   "than its cell: the editor takes the keys, not the scroller",
+    "html-has-lang": "jupyterlab-rise's page template has no lang on <html> (the slides' own "
+                     "text is English)",
+}
+
+
+@pytest.mark.thorough
+@pytest.mark.browser
+def test_axe_finds_nothing_serious_on_any_slide_of_deck_01(chromium, presenting):
+    # axe-core (axe-playwright-python, in the lock) on the live slideshow: every slide of deck
+    # 01 with all its fragments shown. The slide's content, its code editors left out, has no
+    # serious or critical violation (its contrast, its pictures' text alternatives, its
+    # headings); the editors and the page around the slides have only LAB_OWN's
+    from axe_playwright_python.sync_playwright import Axe
+    axe, found, theirs = Axe(), {}, {}
+    here = ".reveal .slides section.present"
+
+    def serious(context):
+        return [v for v in axe.run(page, context=context).response["violations"]
+                if v["impact"] in ("serious", "critical")]
+    page = _deck_01(chromium, presenting)
+    try:
+        last = {}
+        for slide, shown, _ in steps(nbs.read(DECK_01)):
+            last[slide] = max(shown, last.get(slide, 0))
+        for slide, shown in last.items():
+            go_step(page, slide, shown)
+            for v in serious({"include": [[here]], "exclude": [[".cm-editor"]]}):
+                found.setdefault(v["id"], []).append(f"slide {slide}: {v['nodes'][0]['html']}")
+            for v in serious({"include": [[f"{here} .cm-editor"]]}):
+                theirs.setdefault(v["id"], slide)
+        for v in serious({"exclude": [[".reveal .slides"]]}):
+            theirs.setdefault(v["id"], "around the slides")
+    finally:
+        page.close()
+    assert found == {}, found
+    assert set(theirs) <= set(LAB_OWN), theirs
