@@ -40,7 +40,13 @@
     [el.style.whiteSpace, el.style.width] = keep;
   }
   // (and a box that scrolls, RISE's slide, does not scroll: what lies under the last part)
-  const fits = (k) => { zoom(k); return bottom() / unit <= H &&
+  // and no line wider than its block once grown (the widths measured above are the plan; a
+  // zoomed line can come out a few px wider than its share, so each block is looked at)
+  const blocks = [...box.querySelectorAll('pre, .cm-scroller, table')].filter(
+    (el) => parts.some((p) => p.contains(el)) && el.getClientRects().length);
+  const over = () => blocks.some((el) => el.scrollWidth > el.clientWidth + 1 ||
+    el.getBoundingClientRect().right > left + W * unit + 1);
+  const fits = (k) => { zoom(k); return bottom() / unit <= H && !over() &&
     !(getComputedStyle(box).overflowY !== 'visible' && box.scrollHeight > box.clientHeight + 1); };
   let lo = 1, hi = Math.min(limit, wide > 0 ? W / wide : limit);
   if (hi <= 1.01) { zoom(1); return 1; }
