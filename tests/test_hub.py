@@ -197,6 +197,8 @@ def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(roo
     assert mem.name == cpu.name == ada.user and mem != _group(theirs, "memory")
     assert (mem / "memory.limit_in_bytes").read_text().strip() == str(2**30)
     assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "100000"   # 1 core
+    # the hub's folders above weigh as much as its attendees' processes, not one process
+    assert (cpu.parent / "cpu.shares").read_text().strip() == str(1024 * SEATS)
     # the server and its kernels: none of ada's processes is outside her group
     assert {p.pid for p in psutil.process_iter(["username"]) if p.info["username"] == ada.user} \
         <= set(map(int, (mem / "cgroup.procs").read_text().split()))
@@ -466,6 +468,10 @@ def test_the_presenter_logs_in_as_the_admin(room):
     (["--starts-at-once", "0"], "--starts-at-once 0: from 1 to the attendees (+1, the"),
     (["--attendees", "3", "--starts-at-once", "5"], "--starts-at-once 5: from 1 to the "),
     (["--memory-cap", "0.1"], "--memory-cap 0.1: from 0.25 to 1024 GiB"),
+    (["--ssl-cert", "/etc/hostname"], "--ssl-cert and --ssl-key go together: give both"),
+    (["--ssl-cert", "/no/cert", "--ssl-key", "/no/key"], "--ssl-cert /no/cert: no such file"),
+    (["--ssl-cert", "/etc/hostname", "--ssl-key", "/etc/shadow"],
+     "--ssl-cert /etc/hostname with --ssl-key /etc/shadow: not a certificate and its key"),
     (["--cpu-cap", "0"], "--cpu-cap 0: from 0.1 to this machine's"),
     (["--port", "70000"], "--port 70000: pick a port from 1 to 65535"),
     (["--code-file", "/nonexistent/code"], "--code-file /nonexistent/code: No such file"),
@@ -612,3 +618,44 @@ def test_the_scripts_are_the_commands_behind_them(script, args, says):
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr.splitlines()[-1].startswith(says), r.stderr
+
+
+def test_the_hub_speaks_https_with_a_certificate_made_by_the_readmes_recipe(tmp_path):
+    # the README's openssl line, run for loopback; the hub started with it; an attendee logs
+    # in over HTTPS trusting that certificate only; plain HTTP gets nothing
+    import requests
+    recipe = next(l.strip() for l in (paths.ROOT / "README.md").read_text().splitlines()
+                  if l.strip().startswith("openssl req -x509"))
+    subprocess.run(["bash", "-c", recipe.replace("IP:10.0.0.5", "IP:127.0.0.1")], cwd=tmp_path,
+                   check=True, capture_output=True)
+    cert, key = tmp_path / "hub.crt", tmp_path / "hub.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    said = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in",
+                           str(cert)], capture_output=True, text=True, check=True).stdout
+    state, port = tmp_path / "state", hub.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
+                             "--port", str(port), "--attendees", "1", "--ssl-cert", str(cert),
+                             "--ssl-key", str(key)], cwd=paths.ROOT, text=True,
+                            env=dict(os.environ, WORKSHOP_HUB_STATE=str(state), **HOME),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines = [proc.stdout.readline().strip() for _ in range(2)]
+        assert lines[0] == (f"hub: open https://127.0.0.1:{port}/  (its certificate's SHA-256 "
+                            f"fingerprint, for your first slide: {said.split('=')[1].strip()})")
+        code = re.search(r"the code\s+(\S+)$", lines[1]).group(1)
+        a = hubload.Attendee(f"https://127.0.0.1:{port}", "tls", code)
+        a.http.verify, a.http.trust_env = str(cert), False   # (not REQUESTS_CA_BUNDLE's)
+        a.login()
+        assert a.user == "ws-tls"
+        assert a.http.get(f"{a.base}/hub/api/user").json()["name"] == "ws-tls"
+        claim = [c for c in a.http.cookies if c.name == "workshop-name"]
+        assert [c.secure for c in claim] == [True]   # sent over HTTPS only
+        with pytest.raises(requests.exceptions.SSLError):   # a certificate it does not trust
+            requests.get(f"https://127.0.0.1:{port}/hub/login", timeout=30)
+        with pytest.raises(requests.exceptions.ConnectionError):
+            requests.get(f"http://127.0.0.1:{port}/hub/login", timeout=30)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=90)
+        removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
+    assert removed.returncode == 0, removed.stderr

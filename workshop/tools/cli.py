@@ -58,8 +58,9 @@ def cmd_present(args) -> int:
 
 def cmd_hub(args) -> int:
     from .hub import local as hub
-    room = hub.Room(args.attendees, hub.STARTS_AT_ONCE if args.starts is None else args.starts,
-                    args.memory_cap, args.cpu_cap)
+    starts = min(hub.STARTS_AT_ONCE, args.attendees + 1) if args.starts is None else args.starts
+    room = hub.Room(args.attendees, starts, args.memory_cap, args.cpu_cap, args.ssl_cert or "",
+                    args.ssl_key or "")
     return hub.main(args.ip, args.port, room, Path(args.code_file) if args.code_file else None,
                     args.remove_attendees, args.update_materials)
 
@@ -173,6 +174,9 @@ def _hub_command(sub) -> None:
     hb.add_argument("--code-file", metavar="FILE",
                     help="read the attendees' code from FILE (mode 600); default: one made "
                          "once and kept in /var/lib/jax-core-workshop-hub/")
+    hb.add_argument("--ssl-cert", metavar="PEM", help="HTTPS with this certificate (the "
+                    "README says how to make one for a room without a domain)")
+    hb.add_argument("--ssl-key", metavar="PEM", help="the certificate's key (mode 600)")
     hb.add_argument("--update-materials", action="store_true",
                     help="while the hub runs: push the kit's changed decks and labs to every "
                          "attendee; a file they edited stays, the new one beside it")

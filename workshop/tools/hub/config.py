@@ -12,8 +12,15 @@ state = Path(os.environ["WORKSHOP_HUB_STATE"])
 venv = Path(os.environ["WORKSHOP_HUB_VENV"])
 hub_port, api_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
 
-c.JupyterHub.bind_url = (f"http://{os.environ['WORKSHOP_HUB_IP'] or '0.0.0.0'}:"
+# HTTPS when the presenter gave a certificate (the proxy speaks it; the hub behind it, on
+# loopback, plain HTTP)
+https = bool(os.environ["WORKSHOP_HUB_SSL_CERT"])
+c.JupyterHub.bind_url = (f"{'https' if https else 'http'}://"
+                         f"{os.environ['WORKSHOP_HUB_IP'] or '0.0.0.0'}:"
                          f"{os.environ['WORKSHOP_HUB_PORT']}/")
+if https:
+    c.JupyterHub.ssl_cert = os.environ["WORKSHOP_HUB_SSL_CERT"]
+    c.JupyterHub.ssl_key = os.environ["WORKSHOP_HUB_SSL_KEY"]
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = hub_port
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{api_port}"

@@ -53,16 +53,21 @@ def _folders(kind: str, group: str, root: Path) -> list[Path]:
     return [root / "memory" / group, root / "cpu" / group]
 
 
-def make_group(kind: str, group: str, memory: int, cpus: float,
+def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
                root: Path = CGROUP) -> list[Path]:
     """An attendee's group (`group`: HUB_GROUP/NAME) capped at `memory` bytes (no swap) and
-    `cpus` cores; the files a process writes its pid to, to join it."""
+    `cpus` cores; the files a process writes its pid to, to join it. The hub's folders above
+    weigh as much as `attendees` processes: the scheduler shares the cores between groups, so
+    at the default weight a whole room would weigh as much as the hub's own process."""
+    parents = group.split("/")[:-1]
     if kind == "v2":
         parts = group.split("/")
         for depth in range(len(parts)):   # each level hands memory and cpu to the next
             here = root.joinpath(*parts[:depth])
             (here / parts[depth]).mkdir(exist_ok=True)
             _write(here / "cgroup.subtree_control", "+memory +cpu")
+        for depth in range(1, len(parents) + 1):
+            _write(root.joinpath(*parents[:depth], "cpu.weight"), str(min(10000, 100 * attendees)))
         leaf = root / group
         _write(leaf / "memory.max", str(memory))
         if (leaf / "memory.swap.max").exists():
@@ -72,6 +77,9 @@ def make_group(kind: str, group: str, memory: int, cpus: float,
     mem, cpu = _folders("v1", group, root)
     for folder in (mem, cpu):
         folder.mkdir(parents=True, exist_ok=True)
+    for depth in range(1, len(parents) + 1):
+        _write(root.joinpath("cpu", *parents[:depth], "cpu.shares"),
+               str(min(262144, 1024 * attendees)))
     _write(mem / "memory.limit_in_bytes", str(memory))
     if (mem / "memory.memsw.limit_in_bytes").exists():   # memory and swap together
         _write(mem / "memory.memsw.limit_in_bytes", str(memory))
@@ -94,6 +102,7 @@ def remove_groups(kind: str, hub: str, root: Path = CGROUP) -> None:
             if leaf.is_dir():
                 _rmdir(leaf)
         _rmdir(folder)
+        _rmdir(folder.parent)   # TOP, when no other hub runs
 
 
 def _rmdir(folder: Path) -> None:

@@ -87,6 +87,12 @@ class Room:
     starts: int = STARTS_AT_ONCE
     memory_gib: float = MEMORY_CAP_GIB
     cpus: float = CPU_CAP
+    cert: str = ""   # HTTPS: the certificate's and the key's files (PEM), both or neither
+    key: str = ""
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.cert else "http"
 
     def check(self) -> None:
         if not 1 <= self.attendees <= MAX_ATTENDEES:
@@ -102,6 +108,8 @@ class Room:
         if not 0.1 <= self.cpus <= (os.cpu_count() or 1):
             raise errors.KitError(f"--cpu-cap {self.cpus:g}: from 0.1 to this machine's "
                                   f"{os.cpu_count()} cores")
+        if self.cert or self.key:
+            check_tls(self.cert, self.key)
 
 
 def record_attendee(log: Path, name: str) -> None:
@@ -330,10 +338,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def addresses(ip: str, port: int) -> list[str]:
+def addresses(ip: str, port: int, scheme: str = "http") -> list[str]:
     """The URLs attendees can type: this machine's addresses when the hub listens on all."""
     if ip not in ("", "0.0.0.0"):
-        return [f"http://{ip}:{port}/"]
+        return [f"{scheme}://{ip}:{port}/"]
     found = []
     try:   # the address a packet out would leave from (nothing is sent)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -342,7 +350,7 @@ def addresses(ip: str, port: int) -> list[str]:
     except OSError:
         pass
     found.append(socket.gethostname())
-    return [f"http://{a}:{port}/" for a in dict.fromkeys(found)]
+    return [f"{scheme}://{a}:{port}/" for a in dict.fromkeys(found)]
 
 
 def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
@@ -432,6 +440,32 @@ def push_report(got: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def check_tls(cert: str, key: str) -> None:
+    """A certificate and its key that go together, the key readable by root only."""
+    import ssl
+    if not (cert and key):
+        raise errors.KitError("--ssl-cert and --ssl-key go together: give both")
+    for flag, f in (("--ssl-cert", cert), ("--ssl-key", key)):
+        if not os.path.isfile(f):
+            raise errors.KitError(f"{flag} {f}: no such file")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, ValueError) as e:
+        raise errors.KitError(f"--ssl-cert {cert} with --ssl-key {key}: not a certificate "
+                              f"and its key in PEM ({getattr(e, 'reason', '') or e})") from None
+    mode = stat.S_IMODE(os.stat(key).st_mode)
+    if mode & 0o077:
+        raise errors.KitError(f"--ssl-key {key}: other users can read it (mode {mode:o}): "
+                              f"chmod 600 {key}")
+
+
+def fingerprint(cert: str) -> str:
+    """The certificate's SHA-256 fingerprint, as browsers show it (for the first slide)."""
+    import ssl
+    der = ssl.PEM_cert_to_DER_cert(Path(cert).read_text())
+    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
+
+
 def check_machine() -> None:
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         raise errors.KitError("run it as root (sudo scripts/hub): each attendee is a system "
@@ -448,7 +482,7 @@ class Hub:
 
     def __init__(self, python: Path, ip: str, port: int, room: Room, code: str,
                  state: Path = STATE):
-        self.state, self.port, self.ip = state, port, ip
+        self.state, self.port, self.ip, self.scheme = state, port, ip, room.scheme
         # the attendees' cgroups (hub/limits.py): made by the hub, removed by stop()
         self.caps, self.cgroup = limits.mechanism(), limits.hub_group(state)
         self.log = state / "hub.log"
@@ -465,6 +499,7 @@ class Hub:
                    WORKSHOP_HUB_CAPS=self.caps, WORKSHOP_HUB_CGROUP=self.cgroup,
                    WORKSHOP_HUB_MEMORY_CAP=str(int(room.memory_gib * 2**30)),
                    WORKSHOP_HUB_CPU_CAP=str(room.cpus),
+                   WORKSHOP_HUB_SSL_CERT=room.cert, WORKSHOP_HUB_SSL_KEY=room.key,
                    WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
                    WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
@@ -477,9 +512,12 @@ class Hub:
             start_new_session=True)
 
     def wait_ready(self, timeout: float = 90) -> None:
-        url = f"http://127.0.0.1:{self.port}/hub/health"
+        import ssl
+        url = f"{self.scheme}://127.0.0.1:{self.port}/hub/health"
         if self.ip not in ("", "0.0.0.0"):
-            url = f"http://{self.ip}:{self.port}/hub/health"
+            url = f"{self.scheme}://{self.ip}:{self.port}/hub/health"
+        # (our own hub, asked whether it answers: its certificate may name the room's address)
+        context = ssl._create_unverified_context() if self.scheme == "https" else None
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
@@ -487,7 +525,7 @@ class Hub:
                                       f"{last_error(self.log)} (all of it: "
                                       f"{self.log})")
             try:
-                with urllib.request.urlopen(url, timeout=5):
+                with urllib.request.urlopen(url, timeout=5, context=context):
                     return
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.5)
@@ -564,7 +602,9 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
     end_on_hangup()   # a kill or the terminal closed: stop every server, as Ctrl-C does
     hub, code = start(ip, port, room, code_file)
     try:
-        print("hub: open " + "  or  ".join(addresses(ip, port)))
+        print("hub: open " + "  or  ".join(addresses(ip, port, room.scheme))
+              + (f"  (its certificate's SHA-256 fingerprint, for your first slide: "
+                 f"{fingerprint(room.cert)})" if room.cert else ""))
         print(f"hub: attendees log in with a name of their choosing and the code  {code}")
         print(f"hub: you log in as '{PRESENTER}' with the code in "
               f"{STATE / 'presenter-code'} (the admin: free a name, see servers)")

@@ -19,7 +19,7 @@ class CappedSpawner(LocalProcessSpawner):
             return drop
         procs = [str(p) for p in limits.make_group(
             kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
-            float(self.cpu_limit))]
+            float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))]
 
         def preexec():
             # in the child, still root: join the group, then become the attendee (whose
