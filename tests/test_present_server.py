@@ -18,12 +18,14 @@ import subprocess
 import sys
 import threading
 import time
+import types
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
 import pytest
 from conftest import tiny
 
@@ -63,18 +65,22 @@ def test_the_servers_files_are_the_presenters_alone(presenting):
         pytest.skip("trying another local user needs root (CI and these machines have it)")
     other = ["runuser", "-u", "nobody", "--"]
     from workshop.tools.present.server import Server
-    server = Server.__new__(Server)    # the redirect page this server's browser would open
+    server = Server.__new__(Server)    # the pages this server's browser would open
     server.log = log
-    opener = Path(server.opener(presenting["url"]).removeprefix("file://"))
-    try:
-        assert _mode(opener) == 0o600 and presenting["url"].split("token=")[1] in \
-            opener.read_text()
-        for f in (log, runtime[0], opener):
+    opener = Path(server.opener().removeprefix("file://"))
+    server.release(presenting["url"])
+    ready = log.with_suffix(".ready.js")
+    try:   # the opener holds no token; the script it waits for, which has it, is ours alone
+        assert _mode(opener) == 0o600 and "token" not in opener.read_text()
+        assert _mode(ready) == 0o600 and presenting["url"].split("token=")[1] in \
+            ready.read_text()
+        for f in (log, runtime[0], opener, ready):
             p = subprocess.run([*other, "cat", str(f)], capture_output=True, text=True,
                                timeout=30)
             assert p.returncode != 0 and "Permission denied" in p.stderr, (f, p)
     finally:
         opener.unlink()
+        ready.unlink()
     base = f"http://127.0.0.1:{port}"
     for where in ("/api/contents", "/api/contents?token=not-the-token", "/lab"):
         p = subprocess.run([*other, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
@@ -161,7 +167,15 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
                None),
            "XSRF off in tornado_settings": (
                {"ServerApp": {"tornado_settings": {"disable_check_xsrf": True}}},
-               "turns off the server's XSRF check")}
+               "turns off the server's XSRF check"),
+           # present's port is in the environment, not on the command line: a config that
+           # moves the server (its port, a Unix socket, a base_url) would leave present asking
+           # where it is not (probe 2: 90 s of "did not answer"), and is refused
+           "a port of its own": ({"ServerApp": {"port": 8765}}, "sets the server's port"),
+           # (Jupyter refuses this one itself; present says its reason)
+           "a Unix socket": ({"ServerApp": {"sock": "/tmp/workshop-probe.sock"}},
+                             "Options --port and --sock are mutually exclusive"),
+           "a base_url": ({"ServerApp": {"base_url": "/jl/"}}, "sets the server's base_url")}
 
 
 @pytest.mark.parametrize("case", CONFIGS)
@@ -223,18 +237,58 @@ def test_a_server_that_refuses_presents_token_is_one_line_at_once(tmp_path):
     from workshop.tools.present.server import Server
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuses)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    server = Server.__new__(Server)
-    server.base, server.token = f"http://127.0.0.1:{httpd.server_address[1]}", "t"
-    server.log, server.proc = tmp_path / "1.log", subprocess.Popen(["sleep", "60"])
+    server = Server.__new__(Server)   # (this process listens: the server is present's own)
+    server.port = httpd.server_address[1]
+    server.base, server.token = f"http://127.0.0.1:{server.port}", "t"
+    server.log, server.proc = tmp_path / "1.log", types.SimpleNamespace(
+        pid=os.getpid(), poll=lambda: None)
     try:
         t0 = time.monotonic()
         with pytest.raises(KitError, match=r"^the server refuses present's own token \(403\)"):
             server.wait_ready(timeout=30)
         assert time.monotonic() - t0 < 5
     finally:
-        server.proc.kill()
-        server.proc.wait()
         httpd.shutdown()
+        httpd.server_close()
+
+
+class _Records(http.server.BaseHTTPRequestHandler):
+    seen: list = []
+
+    def do_GET(self):   # a stranger's server: it answers anything, and keeps what it was sent
+        self.seen.append(f"{self.path} {dict(self.headers)}")
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_program_that_took_the_port_first_is_sent_nothing(tmp_path):
+    # Another local user who learns the port before JupyterLab listens and takes it first
+    # (reliability probe 2: present's first "is it ready" request gave them its token; they
+    # let the port go, the real server started with that token, and they wrote into the
+    # checkout). The port is no longer on the command line, and present asks only a listener
+    # that is its own server's: the stranger gets no request, the browser no address
+    from workshop.tools.errors import KitError
+    from workshop.tools.present.server import Server
+    server = Server(log=tmp_path / "present.log")
+    cmdline = " ".join(psutil.Process(server.proc.pid).cmdline())
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", server.port), _Records)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    opener = server.opener()
+    try:
+        assert str(server.port) not in cmdline, cmdline   # what `ps` shows every user
+        with pytest.raises(KitError, match=r"^another program listens on 127\.0\.0\.1:\d+, "
+                                           r"not present's server"):
+            server.wait_ready(timeout=60)
+        assert _Records.seen == [], _Records.seen
+        assert not tmp_path.joinpath("present.ready.js").exists() and opener
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        server.stop()
 
 
 def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypatch):
@@ -262,12 +316,15 @@ def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypa
     ("header", "<span onmouseover='alert(1)'>A</span>"), ("overlay", "<svg onload=alert(1)>"),
     ("footer", "<a href='javascript:alert(1)'>x</a>"), ("footer", "<SCRIPT>alert(1)</SCRIPT>"),
     ("footer", "<span class='x' style='background:url(//example.org)'>x</span>"),
-    ("header", ["not", "text"])])
+    ("header", ["not", "text"]),
+    # the background image's path goes into src='…' (probe 2: its quote started an onerror)
+    ("backimage", "x' onerror='alert(1)"), ("backimage", "javascript:alert(1)"),
+    ("backimage", "https://example.org/x.png"), ("backimage", "../../etc/x.png")])
 def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_starts(
         tmp_path, monkeypatch, key, value):
-    # a deck from someone else: RISE puts its header, footer and overlay into the page as HTML
-    # when present opens it, before any cell runs (an <img onerror> in a footer ran: the
-    # probe's C12)
+    # a deck from someone else: RISE puts its header, footer, overlay and background image into
+    # the page as HTML when present opens it, before any cell runs (an <img onerror> in a
+    # footer ran: the probe's C12; a quote in the background image's path: probe 2)
     import nbformat
 
     from workshop.tools import notebooks as nbs
@@ -294,6 +351,7 @@ def test_the_kits_decks_and_a_composed_talks_title_pass_the_rise_markup_check():
     assert [d.name for d in nbs.decks() if server.markup_problem(nbs.read(d))] == []
     nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
     nb.metadata.rise["footer"] = "<span class='workshop-footer'>Ünï &lt;img&gt; &amp; “q”</span>"
+    nb.metadata.rise["backimage"] = "images/room-21 background.png"   # a plain path: shown
     assert server.markup_problem(nb) is None
 
 
@@ -365,12 +423,15 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(presenting,
     server = Server.__new__(Server)             # only its log path is needed here
     server.log = tmp_path / "1234.log"
     url = presenting["url"]
-    uri = server.opener(url)
+    uri = server.opener()
     token = urlparse(url).query.split("token=")[1]
     assert uri.startswith("file://") and token not in uri
     page = tmp_path / "1234.open.html"
-    assert stat.S_IMODE(page.stat().st_mode) == 0o600
-    assert f"url={url}" in page.read_text().replace("&amp;", "&")
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600 and token not in page.read_text()
+    server.release(url)   # the script the page waits for, once the server is present's own
+    ready = tmp_path / "1234.ready.js"
+    assert stat.S_IMODE(ready.stat().st_mode) == 0o600
+    assert ready.read_text() == f"location.replace({json.dumps(url)});\n"
 
 
 @pytest.mark.parametrize("case", ["outside the kit", "../ out of the kit",

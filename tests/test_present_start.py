@@ -87,28 +87,29 @@ class _Deck(http.server.BaseHTTPRequestHandler):
 def test_the_browser_opened_before_the_server_waits_for_it_then_shows_the_deck(chromium,
                                                                                tmp_path):
     # present opens the browser as the server starts: the page it opens goes to the deck
-    # once the server answers, not before (a browser sent there at once shows its own error
-    # page, and stays on it)
+    # once present says the server is its own and ready (release), not before: not when
+    # something answers on the port (a browser sent there at once shows its own error page,
+    # and a program that took the port first would get the token)
     port = free_port()
     url = f"http://127.0.0.1:{port}/rise/decks/x.ipynb?token={secrets.token_urlsafe(8)}"
     server = Server.__new__(Server)   # only its log path is needed here
     server.log = tmp_path / f"{port}.log"
     page = chromium.new_page()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Deck)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        page.goto(server.opener(url))
-        time.sleep(1.5)   # nothing listens yet
+        page.goto(server.opener())
+        time.sleep(1.5)   # a server answers, but present has not released the page
         assert page.url.startswith("file://") and "starting" in page.inner_text("body")
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Deck)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        try:
-            page.wait_for_function("() => document.body.innerText.includes('served here')",
-                                   timeout=15_000)
-            assert page.url == url
-        finally:
-            httpd.shutdown()
-            httpd.server_close()
+        assert "token" not in server.log.with_suffix(".open.html").read_text()
+        server.release(url)
+        page.wait_for_function("() => document.body.innerText.includes('served here')",
+                               timeout=15_000)
+        assert page.url == url
     finally:
         page.close()
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_the_rise_page_hides_the_notebook_until_slides_and_loads_three_settings_later(

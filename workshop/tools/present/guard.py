@@ -10,8 +10,9 @@ it (a config's `IdentityProvider.token` or `ServerApp.token` is the base class's
 this one's). So a config that turns the token off, or fixes its own, changes nothing.
 What the command line cannot fix (a config's `ServerApp.tornado_settings` turning the XSRF
 check off) makes the server exit before it listens, saying why in one line that present shows.
-(Loopback needs no check here: the command line sets the address, and Jupyter itself refuses a
-config's Unix socket beside the command line's port.)
+A config's port or base_url would leave present asking where the server is not: refused too
+(Jupyter itself refuses a config's Unix socket beside present's port, and present says why).
+(Loopback needs no check here: the command line sets the address.)
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from jupyter_server.auth.identity import IdentityProvider
 from traitlets import Unicode, default
 
 TOKEN_ENV = "JUPYTER_TOKEN"
+PORT_ENV = "JUPYTER_PORT"            # present's port: in the environment, not on `ps`'s line
 REFUSED = 3                          # the server's exit status when it will not listen
 MARK = "workshop-present-refused: "  # the log line, before the reason, present reads back
 
@@ -45,6 +47,13 @@ def problem(app) -> str | None:
         return ("a Jupyter config changes how present's server checks who asks "
                 "(ServerApp.identity_provider_class or its token): present serves only with "
                 "its own token; remove that setting (see `jupyter --paths`)")
+    port = os.environ.get(PORT_ENV, "")
+    if port and app.port != int(port):
+        return (f"a Jupyter config sets the server's port (ServerApp.port = {app.port}): "
+                "present picks its own; remove that setting (see `jupyter --paths`)")
+    if app.base_url != "/":
+        return (f"a Jupyter config sets the server's base_url ({app.base_url!r}): present "
+                "serves the slideshow at /; remove that setting (see `jupyter --paths`)")
     if settings.get("disable_check_xsrf") or not settings.get("xsrf_cookies"):
         return ("a Jupyter config file turns off the server's XSRF check (ServerApp."
                 "tornado_settings: disable_check_xsrf or xsrf_cookies): present serves only "

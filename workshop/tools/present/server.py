@@ -167,7 +167,10 @@ class Server:
     def _command(self, extensions: Path) -> list[str]:
         """The command line of this server's JupyterLab, and so what no config can change."""
         cmd = [sys.executable, "-m", "workshop.tools.present.boot", "--no-browser",  # jupyter lab
-               f"--ServerApp.ip={HOST}", f"--ServerApp.port={self.port}",
+               # the port goes in the environment (JUPYTER_PORT), not here: the command line
+               # is anyone's to read (ps), and a port known before the server listens is one
+               # another local user can take first (guard refuses a config that moves it)
+               f"--ServerApp.ip={HOST}",
                # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
                # its parent's, or its subclass's) put them on every interface
                *(f"--{c}.ip={HOST}" for c in KERNEL_MANAGERS),
@@ -196,7 +199,8 @@ class Server:
     def _environment(self, rehearsal: Path | None, byline: list[str]) -> dict[str, str]:
         """The server's environment: its token, its runtime folder, the rehearsal's log and the
         title slide's byline (present/extension.py reads them)."""
-        env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_RUNTIME_DIR=str(self.runtime),
+        env = dict(os.environ, JUPYTER_TOKEN=self.token, JUPYTER_PORT=str(self.port),
+                   JUPYTER_RUNTIME_DIR=str(self.runtime),
                    WORKSHOP_PRESENT_PID=str(os.getpid()))   # the server stops when we are gone
         env.pop("WORKSHOP_REHEARSAL", None)
         env["WORKSHOP_BYLINE"] = json.dumps(byline)
@@ -208,11 +212,49 @@ class Server:
     def api(self, path: str, body: dict | None = None):
         return call(self.base, self.token, path, body)
 
+    def _ours(self) -> bool:
+        """Whether the socket listening on this server's port is this server's own process's
+        (or its children's): a program of another user that took the port first gets none of
+        present's requests, so never its token."""
+        import psutil
+        try:
+            me = psutil.Process(self.proc.pid)
+            procs = [me, *me.children(recursive=True)]
+        except psutil.Error:
+            return False
+        for proc in procs:
+            try:
+                if any(c.status == psutil.CONN_LISTEN and c.laddr.port == self.port
+                       for c in proc.net_connections(kind="tcp")):
+                    return True
+            except psutil.Error:
+                continue
+        return False
+
+    def _someone_else(self) -> bool:
+        """Something other than this server answers on its port (checked twice: the server
+        may have begun to listen between the two looks)."""
+        with socket.socket() as probe:
+            probe.settimeout(1)
+            if probe.connect_ex((HOST, self.port)) != 0:
+                return False
+        return not self._ours()
+
     def wait_ready(self, timeout: float = 90) -> None:
+        """Until the server answers present's token, asked only once the port's listener is
+        this server's own (see _ours); then release() may send the browser to it."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
                 self._exited()
+            if not self._ours():
+                if self._someone_else():
+                    raise errors.KitError(
+                        f"another program listens on {HOST}:{self.port}, not present's server "
+                        "(another user's, or one started meanwhile): present sent it nothing "
+                        "and stops; start present again (a new free port)")
+                time.sleep(0.05)
+                continue
             try:
                 self.api("/api/status")
             except urllib.error.HTTPError as e:   # it answers, but not to present's token
@@ -240,8 +282,12 @@ class Server:
             why = guard.refusal(self.log.read_text(encoding="utf-8", errors="replace"))
             if why:
                 raise errors.KitError(why)
-        raise RuntimeError(f"JupyterLab exited ({self.proc.returncode}); "
-                           f"see {paths.short(self.log)}")
+        self._log.flush()   # Jupyter's own reason, its last critical line (a config's Unix
+        said = [ln.split("] ", 1)[1] for ln in self.log.read_text(   # socket, say), if any
+            encoding="utf-8", errors="replace").splitlines() if ln.startswith("[C ") and "] " in ln]
+        raise RuntimeError(f"JupyterLab exited ({self.proc.returncode})"
+                           + (f": {said[-1].strip()[:200]}" if said else "")
+                           + f"; see {paths.short(self.log)}")
 
     def refuse_without_token(self) -> None:
         """A second line of defence behind guard (which checks the token before the server
@@ -262,30 +308,36 @@ class Server:
     def rise_url(self, rel: str) -> str:
         return f"{self.base}/rise/{rel}?token={self.token}"
 
-    def opener(self, url: str) -> str:
-        """A file:// address for the browser that leads to `url`: the browser's command line
-        (which `ps` shows) then holds no token; the file is readable by this user only. present
-        opens it as the server starts, so the browser starts beside the server: the page asks
-        the server's /api (its version: no token, nothing of the presenter's) every 100 ms
-        and goes on to `url` at the first answer, when the server serves the deck."""
-        import html
+    def opener(self) -> str:
+        """A file:// page for the browser, which present opens as the server starts (so the
+        browser starts beside it). It holds no token and no address: every 100 ms it asks for
+        a script beside it, which `release` writes once the server that answers on the port
+        is present's own, and which sends the browser to the deck. The browser's command line
+        (which `ps` shows) holds no token, and a program that took the port first is sent
+        nothing. Both files are readable by this user only."""
         page = self.log.with_suffix(".open.html")
-        href = html.escape(url, quote=True)
-        base = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(url))
-        go, probe = (json.dumps(u).replace("</", "<\\/") for u in (url, base + "/api"))
+        ready = json.dumps(self.log.with_suffix(".ready.js").name)
         fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"<!doctype html><meta charset='utf-8'><title>present</title>"
-                    f"<noscript><meta http-equiv='refresh' content='0;url={href}'></noscript>"
-                    f"<p id='w'>The slideshow is starting (<a href='{href}'>open the deck</a>)"
-                    f"</p><script>var t0 = Date.now(); (function ask() {{ fetch({probe}, "
-                    "{mode: 'no-cors', cache: 'no-store'}).then(function () { "
-                    f"location.replace({go}); }}, function () {{ if (Date.now() - t0 > 120000)"
-                    " document.getElementById('w').textContent = 'No answer from the server "
-                    "yet: see the terminal where present runs.'; setTimeout(ask, 100); }); "
-                    "})();</script>\n")
+            f.write("<!doctype html><meta charset='utf-8'><title>present</title>"
+                    "<p id='w'>The slideshow is starting…</p><script>var t0 = Date.now(), "
+                    "n = 0; (function ask() { var s = document.createElement('script'); "
+                    f"s.src = {ready} + '?' + n++; s.onerror = function () {{ s.remove(); "
+                    "if (Date.now() - t0 > 120000) document.getElementById('w').textContent "
+                    "= 'No answer from the server yet: see the terminal where present runs.';"
+                    " setTimeout(ask, 100); }; document.head.appendChild(s); })();</script>\n")
         os.chmod(page, 0o600)
         return page.resolve().as_uri()
+
+    def release(self, url: str) -> None:
+        """Send the browser on the opener page to `url` (after wait_ready: the server is
+        present's own): the script it asks for, written whole (a rename), this user's only."""
+        ready = self.log.with_suffix(".ready.js")
+        part = ready.with_suffix(".part")
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"location.replace({json.dumps(url)});\n")
+        os.replace(part, ready)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -296,7 +348,8 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
-        self.log.with_suffix(".open.html").unlink(missing_ok=True)
+        for made in (".open.html", ".ready.js", ".ready.part"):
+            self.log.with_suffix(made).unlink(missing_ok=True)
         for made in (".settings", ".labextensions", ".runtime"):   # the log stays
             shutil.rmtree(self.log.with_suffix(made), ignore_errors=True)
         if self.scratch is not None:   # (but not in a temporary folder)
@@ -322,7 +375,8 @@ def prune(folder: Path) -> None:
     for old in logs[KEEP_LOGS:]:
         if old.stat().st_mtime > old_enough:
             continue
-        for made in (".log", ".settings", ".labextensions", ".runtime", ".open.html"):
+        for made in (".log", ".settings", ".labextensions", ".runtime", ".open.html",
+                     ".ready.js"):
             p = old.with_suffix(made)
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
@@ -332,9 +386,14 @@ def prune(folder: Path) -> None:
 # the inline tags the kit's footer uses with at most a class, and nothing else. An allowlist of
 # the whole string, not a parse: a tag the browser reads differently from a parser
 # (`<img/src=x/onerror=…>`) is simply not on it. (compose escapes the title it writes there.)
-RISE_HTML = ("header", "footer", "overlay")
+RISE_HTML = ("header", "footer", "overlay", "backimage")
 _INLINE = "span|b|i|em|strong|small|br|sub|sup|code"
 _TEXT = re.compile(rf"(?:[^<>]|</?(?:{_INLINE})(?:\s+class=(['\"])[\w\s-]*\1)?\s*/?>)*")
+
+
+# backimage goes into an attribute (src='…'): a quote would end it and start another (an
+# onerror); a relative path of plain characters is all a deck needs there
+_PATH = re.compile(r"[\w][\w./ -]*")
 
 
 def markup_problem(nb) -> str | None:
@@ -342,11 +401,14 @@ def markup_problem(nb) -> str | None:
     rise = nb.metadata.get("rise", {})
     for key in RISE_HTML:
         value = rise.get(key)
-        if value is not None and not (isinstance(value, str) and _TEXT.fullmatch(value)):
+        rule = _PATH if key == "backimage" else _TEXT
+        if value is not None and not (isinstance(value, str) and rule.fullmatch(value)
+                                      and ".." not in value.split("/")):
             shown = value[:60] if isinstance(value, str) else type(value).__name__
+            accepts = ("a relative path of letters, digits and ./_- " if key == "backimage"
+                       else "text and <span class='…'> ")
             return (f"its metadata.rise.{key} holds markup the slideshow would run or load "
-                    f"({shown!r}): present accepts text and <span class='…'> there, as the "
-                    "kit's decks have")
+                    f"({shown!r}): present accepts {accepts}there, as the kit's decks have")
     return None
 
 
@@ -395,7 +457,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         _stop(server, path, log)
         raise
     if open_browser:   # the browser starts beside the server, on a page that waits for it
-        webbrowser.open(server.opener(server.rise_url(rel)))
+        webbrowser.open(server.opener())
 
     from ..processes import ignore_stops, stop_once
     # Ctrl-C, a kill or the terminal closed stop the server (where present was started with
@@ -421,8 +483,9 @@ def _serve(server: Server, rel: str, log: Path | None, t0: float) -> int:
     """The server ready, the deck's kernel started, the address said; then until the server
     ends (1) or Ctrl-C."""
     server.wait_ready()
-    server.start_kernel_for(rel)
     url = server.rise_url(rel)
+    server.release(url)   # the browser's opener page goes on to the deck
+    server.start_kernel_for(rel)
     print(f"present: {rel} in RISE at\n  {url}", flush=True)
     print(f"present: server ready in {time.monotonic() - t0:.1f} s (log: "
           f"{paths.short(server.log)}). Run a cell with Ctrl-Enter; Ctrl-C here stops the "
