@@ -30,7 +30,7 @@ def test_solution_passes_every_check_it_shows(runs, source):
         assert re.match(r"✓ Correct: \S", v), f"{q}: {v!r}"
 
 
-VERDICT_ABOVE = "assert _.ok, _   # the verdict the cell above printed ({})"
+VERDICT_ABOVE = "assert _.ok, _   # noqa: F821 (IPython's _, the verdict {} printed above)"
 
 
 @pytest.mark.parametrize("source", nbs.lab_sources(), ids=lambda p: p.stem.split("-")[0])
