@@ -57,6 +57,7 @@ THIN = {
     "01": ("Station 4: the call",
            "What tracing kept: shape, dtype, weak type",
            "A tracer that outlived its trace",
+           "grad and jvp tracers carry values",
            "Two ways out"),
     "02": ("A primitive is its rules",
            "Running it",

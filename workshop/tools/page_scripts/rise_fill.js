@@ -14,11 +14,33 @@
     if (last && last[0] === sec && last[1] === seen) return;
     last = [sec, seen];
     fill(sec, 1216, 644, __LIMIT__);
+    // and again when a cell of it grows on its own past the slide (the editor laying its
+    // lines out after the slide was grown: deck 04's second slide then needed the wheel,
+    // 10 px), after the observer's own turn
+    if (sized) {   // (its first report, of the sizes as observed now, is not a change)
+      sized.disconnect();
+      fresh = true;
+      Array.prototype.forEach.call(sec.children, function (c) { sized.observe(c); });
+    }
   }
-  // a picture that loads after its output was added changes the slide's size, not its nodes
+  var fresh = false, sized = window.ResizeObserver ? new ResizeObserver(function () {
+    if (fresh) { fresh = false; return; }
+    setTimeout(function () {   // only when it now runs past the slide: the editor answers a
+      var sec = last && last[0];   // zoom by laying out again, and would be grown forever
+      if (sec && sec.scrollHeight > sec.clientHeight + 1) again();
+    }, 0);
+  }) : null;
+  // a picture that loads after its output was added, or the theme's face once it has loaded
+  // (the words take other room than in the fallback's), changes the slide's size, not its
+  // nodes: a deck 04 slide grown in the fallback face needed the wheel
+  function again() { last = null; grow(); }
   document.addEventListener('load', function (e) {
-    if (e.target && e.target.tagName === 'IMG') { last = null; grow(); }
+    if (e.target && e.target.tagName === 'IMG') again();
   }, true);
+  if (document.fonts) {
+    document.fonts.addEventListener('loadingdone', again);
+    document.fonts.ready.then(again);
+  }
   new MutationObserver(grow).observe(document.documentElement, {childList: true,
     subtree: true, attributes: true, attributeFilter: ['class']});
 })();
