@@ -457,6 +457,12 @@ def test_the_presenter_logs_in_as_the_admin(room):
     assert {u["name"]: u["admin"] for u in users}["ws-presenter"] is True
     ada = room["people"][0]
     assert ada.api("GET", "/hub/api/users").status_code == 403
+    # the hub's own metrics (the README names them for the presenter), not an attendee's to read
+    metrics = p.http.get(f"{room['base']}/hub/metrics")
+    assert metrics.status_code == 200, metrics.text[:200]
+    running = re.search(r"^jupyterhub_running_servers\S* (\S+)$", metrics.text, re.M)
+    assert running and float(running.group(1)) >= 2
+    assert ada.http.get(f"{room['base']}/hub/metrics").status_code == 403
     # no code is on a command line or in the environment of the hub's processes
     for proc in psutil.process_iter(["cmdline", "environ"]):
         text = " ".join(proc.info["cmdline"] or []) + str(proc.info["environ"] or "")
