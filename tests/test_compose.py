@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -421,6 +422,12 @@ def test_the_advice_names_what_present_accepts(tmp_path):
         p = _compose(scratch / ".hidden" / "t.ipynb", CUSTOM)
         assert p.returncode == 0, p.stderr
         assert "scripts/present" not in p.stdout and "no hidden folder (.hidden)" in p.stdout
+        # a path with a space is quoted: pasted into a shell, it is one argument (probe 2)
+        p = _compose(scratch / "my talks" / "t ü.ipynb", CUSTOM)
+        assert p.returncode == 0, p.stderr
+        said = shlex.split(p.stdout.strip().split("present it with ")[1])
+        assert said[0] == "scripts/present" and len(said) == 2, p.stdout
+        assert (paths.ROOT / said[1]).resolve() == scratch / "my talks" / "t ü.ipynb"
     finally:
         shutil.rmtree(scratch)
 

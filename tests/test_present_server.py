@@ -175,7 +175,14 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
            # (Jupyter refuses this one itself; present says its reason)
            "a Unix socket": ({"ServerApp": {"sock": "/tmp/workshop-probe.sock"}},
                              "Options --port and --sock are mutually exclusive"),
-           "a base_url": ({"ServerApp": {"base_url": "/jl/"}}, "sets the server's base_url")}
+           "a base_url": ({"ServerApp": {"base_url": "/jl/"}}, "sets the server's base_url"),
+           # a weaker server than present's (probe 2: it served / and said ready; it echoed
+           # any site's Origin with credentials)
+           "another folder": ({"FileContentsManager": {"root_dir": "/"}},
+                              "serves another folder"),
+           "other sites' pages": ({"ServerApp": {"allow_origin_pat": ".*",
+                                                 "allow_credentials": True}},
+                                  "lets other sites' pages call the server")}
 
 
 @pytest.mark.parametrize("case", CONFIGS)

@@ -289,16 +289,19 @@ def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
 def _advice(path: Path) -> str:
     """How to run and present the talk, with paths as the scripts read them (they start in the
     kit's folder); present serves only that folder, and Jupyter no hidden folder in it."""
+    import shlex
     where = path.resolve()
-    run = f"run it with scripts/build {paths.short(where)}"
+    shown = shlex.quote(str(paths.short(where)))   # (a path with a space: one argument)
+    run = f"run it with scripts/build {shown}"
     if not where.is_relative_to(paths.ROOT):
         return (f"{run}; present serves only the kit's folder, {paths.ROOT}: to present the "
-                f"talk, compose it there (e.g. talks/{path.name})")
+                f"talk, compose it there (e.g. {shlex.quote('talks/' + path.name)})")
     hidden = [p for p in where.relative_to(paths.ROOT).parts[:-1] if p.startswith(".")]
     if hidden:
         return (f"{run}; present cannot show it: Jupyter shows no hidden folder ({hidden[0]}): "
-                f"to present the talk, compose it elsewhere in the kit (e.g. talks/{path.name})")
-    return f"{run}; present it with scripts/present {paths.short(where)}"
+                "to present the talk, compose it elsewhere in the kit (e.g. "
+                f"{shlex.quote('talks/' + path.name)})")
+    return f"{run}; present it with scripts/present {shown}"
 
 
 def _report(out: str, path: Path, c: Composed, picks: list[Pick], refs: list[str]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from jupyter_server.auth.identity import IdentityProvider
 from traitlets import Unicode, default
@@ -51,6 +52,14 @@ def problem(app) -> str | None:
     if port and app.port != int(port):
         return (f"a Jupyter config sets the server's port (ServerApp.port = {app.port}): "
                 "present picks its own; remove that setting (see `jupyter --paths`)")
+    if Path(app.contents_manager.root_dir).resolve() != Path(app.root_dir).resolve():
+        return (f"a Jupyter config serves another folder ({app.contents_manager.root_dir}, "
+                "a ContentsManager's root_dir): present serves the kit's folder only; remove "
+                "that setting (see `jupyter --paths`)")
+    if app.allow_origin or app.allow_origin_pat or app.allow_credentials:
+        return ("a Jupyter config lets other sites' pages call the server (ServerApp."
+                "allow_origin, allow_origin_pat or allow_credentials): present serves only its "
+                "own pages; remove that setting (see `jupyter --paths`)")
     if app.base_url != "/":
         return (f"a Jupyter config sets the server's base_url ({app.base_url!r}): present "
                 "serves the slideshow at /; remove that setting (see `jupyter --paths`)")

@@ -440,8 +440,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     path = nbs.select([deck], among=nbs.decks(), what="deck")[0].resolve()
     if not path.is_relative_to(paths.ROOT):   # (a path, or a link, that leads out of the kit)
         raise errors.KitError(f"{path} is outside the kit's folder, {paths.ROOT}, which is all "
-                              "that present serves: copy the deck into decks/ (or "
-                              "`python -m workshop compose` a talk there)")
+                              "that present serves: copy it into the kit's folder (e.g. "
+                              "talks/), or compose a talk into talks/ from the kit's sections "
+                              "(`python -m workshop compose talks/NAME.ipynb …`)")
     rel = path.relative_to(paths.ROOT).as_posix()
     markup = markup_problem(nbs.read(path))   # before a server or a browser starts
     if markup:
