@@ -352,6 +352,33 @@ def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_start
         deck.unlink()
 
 
+@pytest.mark.parametrize("folder, name, says", [
+    (".hid", "x.ipynb", "Jupyter serves no hidden folder (.hid)"),
+    ("talks", 'x" onerror="alert(1)" y=".ipynb', "goes into the slideshow page as markup")])
+def test_a_deck_jupyter_would_not_show_or_whose_name_is_markup_is_refused(folder, name, says,
+                                                                          monkeypatch):
+    # probe 2: a deck in a hidden folder was served and its page found no notebook (404); a
+    # deck's name went into the page's <link href="…"> as markup and ran
+    import nbformat
+
+    from workshop.tools import notebooks as nbs
+    from workshop.tools.errors import KitError
+    from workshop.tools.present import server
+    where = paths.ROOT / folder / f"probe-{os.getpid()}"
+    deck = where / name
+    where.mkdir(parents=True)
+    nbformat.write(nbs.read(paths.DECKS / "01-run-it-first.ipynb"), deck)
+    monkeypatch.setattr(server, "Server", lambda *a, **k: pytest.fail("a server was started"))
+    try:
+        with pytest.raises(KitError, match=re.escape(says)) as e:
+            server.main(str(deck), open_browser=False)
+        assert "\n" not in str(e.value)
+    finally:
+        shutil.rmtree(where)
+        if not any((paths.ROOT / folder).iterdir()):
+            (paths.ROOT / folder).rmdir()
+
+
 def test_the_kits_decks_and_a_composed_talks_title_pass_the_rise_markup_check():
     from workshop.tools import notebooks as nbs
     from workshop.tools.present import server

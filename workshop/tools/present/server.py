@@ -444,6 +444,13 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
                               "talks/), or compose a talk into talks/ from the kit's sections "
                               "(`python -m workshop compose talks/NAME.ipynb …`)")
     rel = path.relative_to(paths.ROOT).as_posix()
+    hidden = [p for p in rel.split("/")[:-1] if p.startswith(".")]
+    if hidden:   # Jupyter serves no hidden folder: the slideshow would find no notebook
+        raise errors.KitError(f"{rel}: Jupyter serves no hidden folder ({hidden[0]}): copy the "
+                              "deck elsewhere in the kit (e.g. talks/)")
+    if re.search(r"[\"'<>&`\x00-\x1f]", rel):   # RISE writes the path into the page's HTML
+        raise errors.KitError(f"{rel!r}: a deck's path with a quote, <, >, & or ` goes into "
+                              "the slideshow page as markup: rename it")
     markup = markup_problem(nbs.read(path))   # before a server or a browser starts
     if markup:
         raise errors.KitError(f"{paths.short(path)}: {markup}")
