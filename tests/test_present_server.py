@@ -537,6 +537,15 @@ def _read_only_works() -> bool:
 def test_a_read_only_checkout_presents_and_the_build_says_so_in_one_line():
     if not _read_only_works():
         pytest.skip("needs root and unshare -m (a private mount namespace) to make it read-only")
+    # scripts/present, doctor and build start with scripts/setup: a current .venv needs no lock
+    # (probe 2: a bash error on build/.setup.lock, then "run it where there is a network")
+    setup = subprocess.run(READ_ONLY + ["scripts/setup"], capture_output=True, text=True,
+                           cwd=paths.ROOT, timeout=120)
+    assert setup.returncode == 0 and setup.stderr == "", setup.stderr
+    forced = subprocess.run(READ_ONLY + ["scripts/setup", "--force"], capture_output=True,
+                            text=True, cwd=paths.ROOT, timeout=120)
+    assert forced.returncode == 2 and forced.stderr.count("\n") == 1, forced.stderr
+    assert forced.stderr.startswith("setup: cannot write in "), forced.stderr
     port = free_port()
     proc, url = start_present("01", port, prefix=READ_ONLY)
     try:
