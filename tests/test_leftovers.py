@@ -273,3 +273,24 @@ def test_an_attendees_files_anywhere_they_could_write_go_with_them(attendee):
         assert others.read_text() == "stays"
     finally:
         others.unlink()
+
+
+@pytest.mark.hub
+def test_the_hubs_remove_attendees_takes_their_files_outside_their_homes(attendee, tmp_path):
+    # hub --remove-attendees on an attendee the hub's state lists: the user, its home and
+    # what it left in /tmp and /dev/shm all go; someone else's file beside them stays
+    from workshop.tools.hub import local
+    name, uid, home = attendee
+    (tmp_path / "attendees").write_text(name + "\n")
+    made = [Path(f"/tmp/{name}-left"), Path(f"/dev/shm/{name}-left")]
+    for f in made:
+        _as(name, "sh", "-c", 'echo left > "$0"', str(f))
+    others = Path(f"/tmp/{name}-not-theirs")
+    others.write_text("stays")
+    try:
+        assert all(f.exists() and f.stat().st_uid == uid for f in made), made
+        assert local.remove_attendees(state=tmp_path, quiet=True) == 0
+        assert not home.exists() and [str(f) for f in made if f.exists()] == []
+        assert others.read_text() == "stays"
+    finally:
+        others.unlink()

@@ -367,6 +367,12 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
         raise errors.KitError(f"the hub is running (pid {pid}): stop it (Ctrl-C where it runs) "
                               "first")
     names, failed = attendees_made(state), []
+    uids = set()
+    for name in names:
+        try:
+            uids.add(pwd.getpwnam(name).pw_uid)
+        except KeyError:   # (removed by hand: whatever it left has no owner's name now)
+            pass
     for name in names:   # userdel refuses a user who still runs
         end_processes([p for p in psutil.process_iter(["username"])
                        if p.info["username"] == name], grace=5)
@@ -375,6 +381,10 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
     if failed:
         raise errors.KitError(f"could not remove {', '.join(failed)}")
+    # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
+    # homes, and the next user made gets a freed uid and with it what was left (owned.py)
+    from .. import owned
+    owned.remove_owned(uids)
     # the names are free again, and nothing of this workshop opens the next one: not its
     # code, nor a browser's claim (signed with the cookie secret)
     for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code",
