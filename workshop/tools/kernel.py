@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 
 
@@ -19,7 +20,7 @@ def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3
     from jupyter_client.manager import AsyncKernelManager, KernelManager
     from jupyter_core.utils import run_sync
     cls = AsyncKernelManager if asynchronous else KernelManager
-    with tempfile.TemporaryDirectory(prefix="workshop-kernel-") as sockets:
+    with tempfile.TemporaryDirectory(prefix="workshop-kernel-", dir=_socket_base()) as sockets:
         km = cls(kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/ipc")
         try:
             yield km
@@ -28,6 +29,24 @@ def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3
                 km.shutdown_wait_time = 3.0
                 stop = run_sync(km.shutdown_kernel) if asynchronous else km.shutdown_kernel
                 stop(now=not gracefully)
+
+
+# a Unix socket's path holds 107 bytes at most (Linux; 103 on macOS): the kernel's five are
+# <folder>/workshop-kernel-XXXXXXXX/ipc-N
+_SOCKET_PATH_MAX = 100
+
+
+def _socket_base() -> str | None:
+    """Where the kernel's socket folder goes: the temporary folder, unless its path is too long
+    for a socket's (a TMPDIR deep in a test's or a build's folder: zmq said "File name too
+    long"), then the first short one this user may write in."""
+    base = tempfile.gettempdir()
+    if len(os.path.join(base, "workshop-kernel-xxxxxxxx", "ipc-99")) <= _SOCKET_PATH_MAX:
+        return None
+    for short in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(short) and os.access(short, os.W_OK | os.X_OK):
+            return short
+    return None
 
 
 def run_code(code: str, timeout: float = 60) -> str:
