@@ -41,10 +41,13 @@
   }
   // (and a box that scrolls, RISE's slide, does not scroll: what lies under the last part)
   // and no line wider than its block once grown (the widths measured above are the plan; a
-  // zoomed line can come out a few px wider than its share, so each block is looked at)
-  const blocks = [...box.querySelectorAll('pre, .cm-scroller, table')].filter(
+  // zoomed line can come out a few px wider than its share, so each block is looked at), nor
+  // a file map's row wider than its column (a row is shortened to fit it at its own size)
+  const blocks = [...box.querySelectorAll(
+    'pre, .cm-scroller, table, .workshop-filemap div[title]')].filter(
     (el) => parts.some((p) => p.contains(el)) && el.getClientRects().length);
-  const over = () => blocks.some((el) => el.scrollWidth > el.clientWidth + 1 ||
+  const over = () => blocks.some((el) => el.scrollWidth > el.clientWidth +
+    (el.matches('div[title]') ? 0 : 1) ||                 // (a row's cut letter shows: 0 px)
     el.getBoundingClientRect().right > left + W * unit + 1);
   const fits = (k) => { zoom(k); return bottom() / unit <= H && !over() &&
     !(getComputedStyle(box).overflowY !== 'visible' && box.scrollHeight > box.clientHeight + 1); };
