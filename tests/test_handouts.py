@@ -79,6 +79,9 @@ def test_slides_pdf_has_a_page_per_slide_with_titles_and_code(deck):
                 if "file_map(" in cell.source:   # the map is the slide, as in RISE: no call
                     assert _norm("file_map(") not in text, f"“{slide.title}” prints the call"
                     continue
+                if cell.metadata.get("jupyter", {}).get("source_hidden"):   # a chart's code:
+                    assert _norm(first) not in text, f"“{slide.title}” prints its chart's code"
+                    continue                                 # the chart alone, as in RISE
                 assert _norm(first) in text, f"“{first}” missing from “{slide.title}”"
     whole = _norm("".join(pages))
     hidden = [c for c in nb.cells if "check" in nbs.tags(c) or nbs.slide_type(c) == "notes"]

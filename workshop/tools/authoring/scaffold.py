@@ -164,16 +164,19 @@ def lab(lab_id: str, title: str, deck: str, minutes: int = 30):
         code("def slope(x):\n    ### BEGIN SOLUTION\n    return jax.grad(cube)(x)\n"
              "    ### END SOLUTION"),
         code("q1.check(slope)"),
+        code(VERDICT.format("q1.check(slope)"), ("check",)),
         md("## Task 2 · Every point at once\n\nWrite `slopes(xs)`: the slope at each point of "
            "a vector, in one batched program."),
         code("def slopes(xs):\n    ### BEGIN SOLUTION\n    return jax.vmap(jax.grad(cube))(xs)\n"
              "    ### END SOLUTION"),
         code("q2.check(slopes)"),
+        code(VERDICT.format("q2.check(slopes)"), ("check",)),
         md("## Task 3 · Predict the gradient's size\n\nHow many equations does the jaxpr of "
            "`jax.grad(cube)` have at `1.0`? Predict, then check, then print it."),
         code("prediction = None   # a whole number\n### BEGIN SOLUTION\nprediction = "
              "len(jax.make_jaxpr(jax.grad(cube))(1.0).eqns)\n### END SOLUTION"),
         code("q3.check(prediction)"),
+        code(VERDICT.format("q3.check(prediction)"), ("check",)),
         md("## Done\n\nBack to the deck's key points."),
     ]
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -185,6 +188,11 @@ def lab(lab_id: str, title: str, deck: str, minutes: int = 30):
                      "phase": int(deck[:2]) if deck[:2].isdigit() else 0},
     }
     return nb
+
+
+# the hidden cell after a task's check: it asserts the verdict just printed, not a second
+# check (tests/test_lab_solutions.py holds every lab to it)
+VERDICT = "assert _.ok, _   # noqa: F821 (IPython's _, the verdict {} printed above)"
 
 
 def new_lab(lab_id: str, title: str, deck: str, minutes: int = 30) -> list[str]:
