@@ -32,14 +32,26 @@ pytestmark = [
 def private_tmp(folder: Path) -> list[str]:
     """The prefix that runs a command with `folder` as its /tmp, and TMPDIR (and where this
     test session keeps pytest's folders, in the /tmp the command does not see) unset."""
+    # a kit that is itself under /tmp (CI clones into mktemp -d) is put back at its own path
+    # inside the new /tmp, so the command still finds it; left_in leaves it out
+    back = (f'mkdir -p "$0{KIT_IN_TMP}" && mount --bind "{paths.ROOT}" "$0{KIT_IN_TMP}" && '
+            if KIT_IN_TMP else "")
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount --bind "$0" /tmp && exec env -u TMPDIR -u PYTEST_DEBUG_TEMPROOT "$@"',
+            back + 'mount --rbind "$0" /tmp && exec env -u TMPDIR -u PYTEST_DEBUG_TEMPROOT "$@"',
             str(folder)]
 
 
+# the kit's path below /tmp ("/ci.x/kit"), when it is there
+KIT_IN_TMP = (str(paths.ROOT)[len("/tmp"):] if str(paths.ROOT).startswith("/tmp/") else "")
+
+
 def left_in(folder: Path) -> list[str]:
-    """Everything under `folder`, as /tmp/… paths (what the command left in its /tmp)."""
-    return sorted("/tmp/" + str(p.relative_to(folder)) for p in folder.rglob("*"))
+    """Everything under `folder`, as /tmp/… paths (what the command left in its /tmp), but the
+    empty folders that put the kit back at its path (private_tmp)."""
+    kit = ("/tmp" + KIT_IN_TMP) if KIT_IN_TMP else None
+    found = ("/tmp/" + str(p.relative_to(folder)) for p in folder.rglob("*"))
+    return sorted(f for f in found if not (kit and (kit == f or kit.startswith(f + "/")
+                                                    or f.startswith(kit + "/"))))
 
 
 @pytest.fixture

@@ -59,7 +59,8 @@ THIN = {
            "A tracer that outlived its trace",
            "grad and jvp tracers carry values",
            "Two ways out"),
-    "02": ("A primitive is its rules",
+    "02": ("core.py: where the jaxpr language lives",   # (a file map's rows: no wider)
+           "A primitive is its rules",
            "Running it",
            "Residuals: what crosses the cut",
            "jax.linearize: the split that grad uses",
@@ -90,7 +91,8 @@ THIN = {
            "The per-device shape is computed from the spec",
            "One equation in the jaxpr",
            "Per-platform variants",
-           "Two platforms, one module: a case"),
+           "Two platforms, one module: a case",
+           "xla_bridge.py: the PJRT clients"),
 }
 
 

@@ -487,3 +487,18 @@ def test_collectives_with_device_ids_or_pairs_are_drawn_or_named_never_dropped()
     pairs = show_collectives(jax.jit(shift).lower(x).compile(), m)
     assert pairs.facts == {"collectives": [], "not_drawn": ["collective-permute"]}
     assert "not drawn: collective-permute" in pairs.svg
+
+
+def test_every_highlight_colour_reads_on_a_marked_lines_tint():
+    # axe-core's contrast rule (4.5:1) on the site's pages: pygments' default purple (`in`,
+    # `not`) and red (an exception's name) came to 4.4 on palette.MARK, a marked line's tint
+    import re
+
+    from pygments.styles.default import DefaultStyle
+
+    from workshop import palette, show
+    ratio = lambda c: (show._luminance(palette.MARK) + 0.05) / (show._luminance(c) + 0.05)
+    colours = lambda styles: [re.search(r"#\w{6}", v)[0] for v in styles.values()
+                              if re.search(r"#\w{6}", v)]
+    assert [c for c in colours(show._style().styles) if ratio(c) < 4.5] == []
+    assert [c for c in colours(DefaultStyle.styles) if ratio(c) < 4.5], "the test sees one"

@@ -41,8 +41,31 @@ def _style():
 
     class SlideStyle(Style):
         background_color = DefaultStyle.background_color
-        styles = {**DefaultStyle.styles, Error: palette.QUIET}
+        styles = {k: _readable(v) for k, v in {**DefaultStyle.styles,
+                                                Error: palette.QUIET}.items()}
     return SlideStyle
+
+
+def _luminance(colour: str) -> float:
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _readable(style: str) -> str:
+    """A pygments style string whose colour reads at 4.5:1 or more on a marked line's tint
+    (palette.MARK, the lightest background a source line gets): pygments' default purple and
+    red keywords came to 4.4 there (axe-core's contrast rule), so they are darkened, step by
+    step, in the same hue."""
+    import re
+    m = re.search(r"#([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b", style)
+    if not m:
+        return style
+    hexa = m.group(1) if len(m.group(1)) == 6 else "".join(c * 2 for c in m.group(1))
+    colour, back = f"#{hexa}", _luminance(palette.MARK)
+    while (back + 0.05) / (_luminance(colour) + 0.05) < 4.6:
+        colour = "#" + "".join(f"{int(int(colour[i:i + 2], 16) * 0.9):02x}" for i in (1, 3, 5))
+    return style[:m.start()] + colour + style[m.end():]
 
 
 @dataclass

@@ -13,7 +13,9 @@
       sec.querySelectorAll('.fragment.visible').length;
     if (last && last[0] === sec && last[1] === seen) return;
     last = [sec, seen];
-    fill(sec, 1216, 644, __LIMIT__);
+    // 604 px, not the box's 644: a slide grown at one window size reflows a little at another
+    // (a line that wraps at 1920×1080 and not at 1280×720): 40 px to spare, no wheel
+    fill(sec, 1216, 604, __LIMIT__);
     // and again when a cell of it grows on its own past the slide (the editor laying its
     // lines out after the slide was grown: deck 04's second slide then needed the wheel,
     // 10 px), after the observer's own turn
