@@ -13,9 +13,10 @@
       sec.querySelectorAll('.fragment.visible').length;
     if (last && last[0] === sec && last[1] === seen) return;
     last = [sec, seen];
-    // 604 px, not the box's 644: a slide grown at one window size reflows a little at another
-    // (a line that wraps at 1920×1080 and not at 1280×720): 40 px to spare, no wheel
-    fill(sec, 1216, 604, __LIMIT__);
+    // 560 px, not the box's 644: a slide grown at one window size comes out up to a tenth
+    // taller at another (its editors lay their lines out again: 04/37 by 43 px at 1920×1080,
+    // 02/5 by 19 px with 40 to spare), so it is grown to 78% of the slide, no wheel
+    fill(sec, 1216, 560, __LIMIT__);
     // and again when a cell of it grows on its own past the slide (the editor laying its
     // lines out after the slide was grown: deck 04's second slide then needed the wheel,
     // 10 px), after the observer's own turn
