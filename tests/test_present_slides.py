@@ -288,6 +288,11 @@ def test_a_real_window_resize_refits_the_slide(real_window, presenting):
         context.close()
 
 
+def _slide(text: str):
+    """A Markdown cell that starts a slide."""
+    return nbformat.v4.new_markdown_cell(text, metadata={"slideshow": {"slide_type": "slide"}})
+
+
 def _nb(*cells, outputs=()):
     """A notebook of Markdown (str) and code (("code", source)) cells; `outputs` go to the
     last code cell."""
@@ -398,9 +403,7 @@ def test_a_chart_shows_without_its_code_and_runs_with_ctrl_enter(chromium, prese
     # to click into, the presenter's Ctrl-Enter runs it, RISE's choice of cell
     # (page_scripts/rise_keys.js). The driver runs it the same way.
     nb = nbformat.v4.new_notebook()
-    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
-        "slideshow": {"slide_type": "slide"}})
-    nb.cells = [slide("## Before"), nbformat.v4.new_code_cell("x = 1"), slide("## A chart"),
+    nb.cells = [_slide("## Before"), nbformat.v4.new_code_cell("x = 1"), _slide("## A chart"),
                 nbformat.v4.new_code_cell(
                     "import matplotlib.pyplot as plt\nplt.figure(figsize=(6, 2))\n"
                     "plt.plot([1, 3, 2]); plt.show()", metadata={
@@ -439,18 +442,16 @@ def test_a_cell_that_prints_50_mb_leaves_the_slideshow_responsive(chromium, pres
     # flood after a few MB with a note; the page answers and the next slide's cell runs. The
     # same for a 20 MB picture and a 10 000-line traceback, in a deck of 500 cells
     nb = nbformat.v4.new_notebook()
-    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
-        "slideshow": {"slide_type": "slide"}})
-    nb.cells = [slide("# Big"), nbformat.v4.new_code_cell(
-        "for i in range(500_000): print('x' * 99)"), slide("## After"),
-        nbformat.v4.new_code_cell("print('after')"), slide("## Picture"),
+    nb.cells = [_slide("# Big"), nbformat.v4.new_code_cell(
+        "for i in range(500_000): print('x' * 99)"), _slide("## After"),
+        nbformat.v4.new_code_cell("print('after')"), _slide("## Picture"),
         nbformat.v4.new_code_cell("from IPython.display import Image, display\n"
                                   "display(Image(data=b'\\x89PNG' + bytes(20_000_000), "
                                   "format='png'))"),
-        slide("## Traceback"), nbformat.v4.new_code_cell(
+        _slide("## Traceback"), nbformat.v4.new_code_cell(
             "raise ValueError('\\n'.join(f'line {i}' for i in range(10_000)))"),
-        slide("## Still here"), nbformat.v4.new_code_cell("print('still here')")]
-    nb.cells += [slide(f"## Filler {k}") for k in range(500 - len(nb.cells))]
+        _slide("## Still here"), nbformat.v4.new_code_cell("print('still here')")]
+    nb.cells += [_slide(f"## Filler {k}") for k in range(500 - len(nb.cells))]
     with slideshow(chromium, presenting["url"], nb, executed_decks / "big-output.ipynb") as page:
         t0 = time.monotonic()
         assert run_slide_cells(page, "big output", timeout=120_000) == ["[1]:"]
@@ -595,13 +596,11 @@ def test_a_restart_from_the_slideshow_reruns_the_setup_cell(chromium, presenting
     # Now 0 0 or the ↻ button asks JupyterLab's "Restart Kernel?": Cancel changes nothing;
     # Restart restarts the kernel (a name defined before is gone), runs the setup cell again
     # (a new process prints its banner) and comes back to the slide it was on
-    slide = lambda text: nbformat.v4.new_markdown_cell(text, metadata={
-        "slideshow": {"slide_type": "slide"}})
     nb = nbformat.v4.new_notebook()
-    nb.cells = [slide("# Restart"), nbformat.v4.new_code_cell(
+    nb.cells = [_slide("# Restart"), nbformat.v4.new_code_cell(
         "import os; print('setup ran in process', os.getpid())", metadata={"tags": ["setup"]}),
-        slide("## Define"), nbformat.v4.new_code_cell("x = 42"),
-        slide("## Ask"), nbformat.v4.new_code_cell(
+        _slide("## Define"), nbformat.v4.new_code_cell("x = 42"),
+        _slide("## Ask"), nbformat.v4.new_code_cell(
             "print('x is', 'defined' if 'x' in globals() else 'gone')")]
     banner = ("() => document.querySelector('.reveal .slides section:not(.stack) .jp-CodeCell "
               ".jp-OutputArea').innerText.trim()")

@@ -282,9 +282,10 @@ class Server:
             why = guard.refusal(self.log.read_text(encoding="utf-8", errors="replace"))
             if why:
                 raise errors.KitError(why)
-        self._log.flush()   # Jupyter's own reason, its last critical line (a config's Unix
-        said = [ln.split("] ", 1)[1] for ln in self.log.read_text(   # socket, say), if any
-            encoding="utf-8", errors="replace").splitlines() if ln.startswith("[C ") and "] " in ln]
+        # else Jupyter's own reason, its last critical line (a config's Unix socket), if any
+        self._log.flush()
+        lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        said = [ln.split("] ", 1)[1] for ln in lines if ln.startswith("[C ") and "] " in ln]
         raise RuntimeError(f"JupyterLab exited ({self.proc.returncode})"
                            + (f": {said[-1].strip()[:200]}" if said else "")
                            + f"; see {paths.short(self.log)}")
