@@ -223,16 +223,34 @@ def test_the_tests_leave_nothing_in_tmp(tmp):
 @pytest.fixture
 def attendee():
     """A system user made as the hub makes an attendee's (ws-NAME, a home and a group of its
-    own); removed afterwards whatever happened."""
+    own); removed afterwards whatever happened. Its number is above login.defs' UID_MAX, where
+    useradd never hands one out: the hub tests beside make and remove users, and one made
+    while this test's user was being removed got its number, and that test's own removal then
+    took this one's files (CI, 2026-12-06)."""
     import pwd
     import secrets
     name = f"ws-left{secrets.token_hex(3)}"
-    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group", name],
-                   check=True, capture_output=True)
+    uid = next(u for u in (secrets.choice(range(61000, 65000)) for _ in range(100))
+               if not _taken(u))
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
+                    "--uid", str(uid), name], check=True, capture_output=True)
     entry = pwd.getpwnam(name)
     yield name, entry.pw_uid, Path(entry.pw_dir)
     if subprocess.run(["userdel", "--remove", name], capture_output=True).returncode == 0:
         owned.remove_owned({entry.pw_uid})   # (the test stopped before it removed them)
+
+
+def _taken(uid: int) -> bool:
+    import grp
+    import pwd
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        try:
+            grp.getgrgid(uid)
+        except KeyError:
+            return False
+    return True
 
 
 def _as(name: str, *cmd: str, timeout: float = 600) -> str:
@@ -285,6 +303,21 @@ def test_an_attendees_files_anywhere_they_could_write_go_with_them(attendee):
         assert others.read_text() == "stays"
     finally:
         others.unlink()
+
+
+@pytest.mark.hub
+def test_a_number_given_to_a_user_again_keeps_its_files(attendee):
+    # remove_owned is handed a removed user's number; if a user made since has it (a second
+    # hub, hub-load's scratch room), what it finds is the new user's, and stays
+    name, uid, home = attendee
+    mine = Path(f"/tmp/{name}-now")
+    _as(name, "sh", "-c", 'echo mine > "$0"', str(mine))
+    try:
+        assert mine.stat().st_uid == uid
+        assert owned.remove_owned({uid}, mounts=["/tmp"]) == []
+        assert mine.read_text() == "mine\n" and home.exists()
+    finally:
+        mine.unlink(missing_ok=True)
 
 
 @pytest.mark.hub
