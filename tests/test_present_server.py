@@ -185,7 +185,15 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
                                   "lets other sites' pages call the server")}
 
 
-@pytest.mark.parametrize("case", CONFIGS)
+# The quick run starts a server under one config of each kind: served with present's token
+# alone (token off; a fixed token, which then opens nothing), refused by guard before any port
+# (XSRF off), refused by Jupyter itself with its reason shown (a Unix socket). The rest start
+# one under -m thorough; guard.problem's reason for each is the quick run's, in-process, below
+QUICK = {"token off", "its own fixed token", "XSRF off in tornado_settings", "a Unix socket"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.thorough] * (c not in QUICK))
+                                  for c in CONFIGS])
 def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
     config, refused = CONFIGS[case]
     cfg = tmp_path / "jupyter"
@@ -226,6 +234,38 @@ def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
         stranger.done.set()
         assert stop_present(p) in (0, 1)
     assert not port_open(port)
+
+
+def _app(config: dict, root: Path):
+    """A ServerApp as `present`'s command line makes it, `config` loaded as a config file
+    would be, initialised up to the moment guard checks it (no port opened)."""
+    from jupyter_server.serverapp import ServerApp
+    from traitlets.config import Config
+
+    from workshop.tools.present import guard
+    app = ServerApp(config=Config(config))
+    app.initialize([f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
+                    "--ServerApp.jpserver_extensions=jupyterlab=False",
+                    "--ServerApp.identity_provider_class=" + guard.__name__ + ".TokenOnly",
+                    "--ServerApp.disable_check_xsrf=False"], new_httpserver=False)
+    return app
+
+
+@pytest.mark.parametrize("case", [c for c in CONFIGS if CONFIGS[c][1]
+                                  and "mutually exclusive" not in CONFIGS[c][1]])
+def test_guard_gives_each_config_that_would_weaken_the_server_its_reason(case, tmp_path,
+                                                                         monkeypatch):
+    # guard's rule, in this process, for every config the server refuses (the quick run starts
+    # a server under one of them; -m thorough under each): the reason the presenter reads
+    from workshop.tools.present import guard
+    monkeypatch.setenv(guard.TOKEN_ENV, "a" * 48)
+    monkeypatch.setenv(guard.PORT_ENV, "8123")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))   # (no config but the case's)
+    config, says = CONFIGS[case]
+    config = {**config, "ServerApp": {"port": 8123, **config.get("ServerApp", {})}}
+    app = _app(config, tmp_path)
+    assert says in (guard.problem(app) or ""), guard.problem(app)
+    assert guard.problem(_app({"ServerApp": {"port": 8123}}, tmp_path)) is None
 
 
 class _Refuses(http.server.BaseHTTPRequestHandler):
