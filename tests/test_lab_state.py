@@ -304,3 +304,56 @@ def test_l2_an_answer_that_empties_the_program_it_is_given_leaves_the_checks(q, 
     task.check(answer)
     v = task.check(answers.RIGHT[q][0])
     assert v.ok, v
+
+
+# Answers that write into the NumPy arrays they are handed (issue 53 part 2): the check's own
+# inputs, which it uses again (as its references, on its next call), are not theirs to change.
+# With jax_disable_jit on, jit hands an answer the check's array itself, not a tracer.
+def _zeroes_then_answers(right):
+    """`right`, after zeroing every NumPy array it is handed, in place (x[...] = 0): the
+    check's inputs, kept at module level, would all be zeros for every later check."""
+    def answer(*args):
+        for a in args:
+            if isinstance(a, np.ndarray) and a.flags.writeable:
+                a[...] = 0
+        return right(*args)
+    return answer
+
+
+def _answers_then_retypes(right):
+    """`right`'s answer, after which every float32 array it was handed is made int32 in place
+    (`a.dtype = ...`, as `a.shape = ...`, an attribute NumPy lets one set): the check then
+    traced its own functions on int32 inputs (a fori_loop's carry no longer matched)."""
+    def answer(f, *args):
+        got = right(f, *args)
+        for a in args:
+            if isinstance(a, np.ndarray) and a.dtype == np.float32:
+                a.dtype = np.int32
+        return got
+    return answer
+
+
+# (task, how the answer writes, whether jax_disable_jit is on, the words of a wrong answer of
+# the task that the check's intact inputs reject with them)
+WRITERS = [("J1", "q2", _answers_then_retypes, False, "it says 1; the jaxpr has 3 top-level"),
+           ("J1", "q4", _zeroes_then_answers, True, "(-inf in x: the sum is -inf)")]
+# (L5 tasks 2 and 4 jit the answer on the check's NumPy arrays too, but with jax_disable_jit
+# on their method check comes first and refuses every answer: make_jaxpr unrolls each scan)
+
+
+@pytest.mark.parametrize("lab,q,writes,no_jit,says", WRITERS, ids=lambda v: str(v)[:12])
+def test_an_answer_that_writes_into_the_arrays_it_is_given_leaves_the_checks(
+        lab, q, writes, no_jit, says):
+    task = getattr(LABS[lab][0], q)
+    right = _first(RIGHT_ANSWERS, lab, q)[0]
+    jax.config.update("jax_disable_jit", no_jit)
+    try:
+        task.check(writes(right))
+    finally:
+        jax.config.update("jax_disable_jit", False)
+    wrong = [w for w in _first(WRONG_ANSWERS, lab, q) if w.says == says]   # (the first)
+    assert wrong, (lab, q, says)
+    v = task.check(wrong[0].answer)
+    assert not v.ok and says.lower() in v.message.lower(), v
+    v = task.check(right)
+    assert v.ok, v

@@ -22,6 +22,7 @@ from .framework import (
     exact,
     first_line,
     fits,
+    fresh,
     guarded,
     raised_in_attendee_code,
     solution_code,
@@ -29,4 +30,4 @@ from .framework import (
 
 __all__ = ["CALLBACKS", "STUCK", "Edge", "KernelState", "Task", "Verdict", "Wrong",
            "all_eqns", "as_array", "as_now", "call_as", "close", "exact", "first_line", "fits",
-           "guarded", "raised_in_attendee_code", "solution_code"]
+           "fresh", "guarded", "raised_in_attendee_code", "solution_code"]
