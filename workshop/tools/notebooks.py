@@ -1,6 +1,7 @@
 """The kit's notebooks: finding them by name, reading them, their slides and sections."""
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -86,6 +87,9 @@ def read_bytes(path: Path) -> bytes:
         raise KitError(f"{path}: cannot read ({e.strerror})") from None
 
 
+_VALID: set[bytes] = set()   # digests of the notebooks validated in this process
+
+
 def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
     """The notebook in `raw` (the bytes of `path`), validated; KitError naming why not."""
     try:
@@ -100,9 +104,15 @@ def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
         raise KitError(f"{short(Path(path))}: not a notebook: invalid JSON at line {e.lineno}, "
                        f"column {e.colno} ({e.msg})") from None
     import nbformat
+    from nbformat import reader
+    key = hashlib.blake2b(raw, digest_size=16).digest()
     try:
-        nb = nbformat.reads(text, as_version=4)
-        nbformat.validate(nb)
+        # (nbformat.reads, less its own validation, which this one repeated: each notebook's
+        # bytes validated once a process; a build or a release reads each a dozen times)
+        nb = nbformat.convert(reader.reads(text), 4)
+        if key not in _VALID:
+            nbformat.validate(nb)
+            _VALID.add(key)
     except Exception as e:  # nbformat raises several types for a malformed notebook
         first = str(e).strip().split("\n")[0]
         raise KitError(f"{short(Path(path))}: not a valid notebook ({first})") from None

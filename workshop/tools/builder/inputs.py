@@ -33,9 +33,12 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imported(source: str, module: str = "", package: bool = False) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _imported(source: str, module: str = "", package: bool = False) -> frozenset[str]:
     """The kit modules `source` imports anywhere (lazy imports in functions included), each
-    with its parent packages (importing workshop.labs.j3 runs workshop/labs/__init__.py)."""
+    with its parent packages (importing workshop.labs.j3 runs workshop/labs/__init__.py).
+    Kept by the source's text: a release's or a build's currency check walks the same modules
+    for every notebook (1,586 parses, 10 of `release.stale`'s 17 s, before it was)."""
     import ast
     import re
     names: set[str] = set()
@@ -59,7 +62,7 @@ def _imported(source: str, module: str = "", package: bool = False) -> set[str]:
         parts = n.split(".")
         if parts[0] == "workshop":
             out |= {".".join(parts[: i + 1]) for i in range(len(parts))}
-    return {n for n in out if _module_file(n)}
+    return frozenset(n for n in out if _module_file(n))
 
 
 def package_files(*notebooks) -> list[Path]:
