@@ -665,3 +665,145 @@ def test_the_hub_speaks_https_with_a_certificate_made_by_the_readmes_recipe(tmp_
         proc.communicate(timeout=90)
         removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
     assert removed.returncode == 0, removed.stderr
+
+
+
+def _small_site(folder: Path) -> Path:
+    """The course site of deck 01 and lab J1, built as `scripts/build --site` builds it (from
+    the notebooks as they are: the serving does not read what a page shows)."""
+    from workshop.tools import notebooks as nbs
+    from workshop.tools.builder import site
+    chosen = [nbs.decks()[0], nbs.lab_sources()[0]]
+    site.build({p: nbs.read(p) for p in chosen}, src=folder / "src", out=folder / "out")
+    return folder / "out"
+
+
+def _hub_with_site(tmp_path: Path, site: Path, *args: str):
+    """`scripts/hub` with `site` where the build puts the course site; its first five lines."""
+    port = hub.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
+                             "--port", str(port), "--attendees", "1", *args], cwd=paths.ROOT,
+                            env=dict(os.environ, WORKSHOP_HUB_STATE=str(tmp_path / "state"),
+                                     WORKSHOP_HUB_SITE=str(site), **HOME),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import queue
+    import threading
+    said = queue.Queue()   # (read aside: a hub that says fewer lines fails, not hangs)
+    threading.Thread(target=lambda: [said.put(l) for l in proc.stdout], daemon=True).start()
+    lines, end = [], time.monotonic() + 300
+    while len(lines) < 5:
+        try:
+            line = said.get(timeout=1)
+        except queue.Empty:
+            if proc.poll() is None and time.monotonic() < end:
+                continue
+            _stop(proc, tmp_path)
+            pytest.fail(f"the hub said only {lines}: {proc.stderr.read()[-2000:]}")
+        if line.startswith("hub: "):
+            lines.append(line.strip())
+    return proc, port, lines
+
+
+def _stop(proc, tmp_path: Path) -> None:
+    """Ctrl-C, and this hub's attendees removed (no other hub's)."""
+    started = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(90)
+    removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(tmp_path / "state")})
+    assert removed.returncode == 0, removed.stderr
+    assert not [p for p in started if p.is_running()], "the stopped hub left processes"
+
+
+def _assets(page: str) -> list[str]:
+    """The styles and scripts a page asks its browser for."""
+    from html.parser import HTMLParser
+    found = []
+
+    class Assets(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            at = dict(attrs)
+            if tag == "link" and at.get("rel") == "stylesheet":
+                found.append(at["href"])
+            elif tag == "script" and at.get("src"):
+                found.append(at["src"])
+    Assets().feed(page)
+    return found
+
+
+def _reads_as_a_browser(http, url: str, out: Path) -> None:
+    """The site's home and deck 01's page, each style and script the home page asks for, and
+    each face its stylesheet names: what the hub sends is what the build wrote."""
+    home = http.get(url)
+    assert home.status_code == 200 and home.url == url
+    assert "<title>JAX Core, From the Inside &#8212;" in home.text
+    deck = http.get(f"{url}decks/01-run-it-first.html")
+    assert "<title>Run it first &#8212; JAX Core, From the Inside</title>" in deck.text
+    assert deck.content == (out / "decks" / "01-run-it-first.html").read_bytes()
+    assets = _assets(home.text)
+    assert not [f for f in assets if f.startswith(("http:", "https:", "//"))]   # offline
+    assert any("workshop.css" in f for f in assets) and any(".js" in f for f in assets), assets
+    for f in assets:
+        got = http.get(url + f)
+        assert got.status_code == 200, f
+        assert got.content == (out / f.split("?")[0]).read_bytes(), f
+        assert got.headers["Content-Type"].split(";")[0] in (
+            "text/css", "text/javascript", "application/javascript"), f
+    faces = re.findall(r'url\("(fonts/[^"]+\.ttf)"\)', http.get(f"{url}_static/workshop.css").text)
+    assert len(faces) == 4
+    for face in faces:
+        font = http.get(f"{url}_static/{face}")
+        assert font.headers["Content-Type"] == "font/ttf"
+        assert font.content == (out / "_static" / face).read_bytes()
+
+
+def test_the_hub_serves_the_course_site_at_its_own_address_over_https(tmp_path):
+    # the site beside the notebooks: one copy, routed by the hub's proxy (no port of its own),
+    # over the hub's HTTPS; the login page and the hub's home page link it; a logged-in
+    # attendee's browser gets its pages, styles, scripts and fonts; readable without login
+    import requests
+    out = _small_site(tmp_path / "site")
+    recipe = next(l.strip() for l in (paths.ROOT / "README.md").read_text().splitlines()
+                  if l.strip().startswith("openssl req -x509"))
+    subprocess.run(["bash", "-c", recipe.replace("IP:10.0.0.5", "IP:127.0.0.1")], cwd=tmp_path,
+                   check=True, capture_output=True)
+    cert = str(tmp_path / "hub.crt")
+    proc, port, lines = _hub_with_site(tmp_path, out, "--ssl-cert", cert,
+                                       "--ssl-key", str(tmp_path / "hub.key"))
+    try:
+        base = f"https://127.0.0.1:{port}"
+        url = f"{base}/{hub.SITE_PATH}"
+        assert lines[4] == f"hub: the course site, for the room without logging in: {url}"
+        a = hubload.Attendee(base, "reader", re.search(r"the code\s+(\S+)$", lines[1]).group(1))
+        a.http.verify, a.http.trust_env = cert, False
+        link = f"<a id='workshop-course' href='/{hub.SITE_PATH}'>"
+        assert link in a.http.get(f"{base}/hub/login").text
+        a.login()
+        assert link in a.http.get(f"{base}/hub/home").text
+        _reads_as_a_browser(a.http, url, out)
+        # no login: another browser (a phone, say) reads it too
+        fresh = requests.get(url, verify=cert, timeout=30)
+        assert fresh.status_code == 200 and fresh.content == (out / "index.html").read_bytes()
+        # served by a process of the hub's, as nobody, from one copy every user can read
+        served = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                  if "workshop.tools.hub.course" in p.cmdline()]
+        assert [p.username() for p in served] == ["nobody"]
+        assert Path(served[0].cwd()) == Path(HOME["WORKSHOP_HUB_HOME"]) / "site"
+    finally:
+        _stop(proc, tmp_path)
+
+
+def test_a_hub_without_a_built_site_says_so_in_one_line_and_starts(tmp_path):
+    import requests
+    missing = tmp_path / "site"
+    proc, port, lines = _hub_with_site(tmp_path, missing)
+    try:
+        assert lines[4] == (f"hub: no course site to serve ({missing}/ is not built): "
+                            "scripts/build --site builds it, then start the hub again")
+        assert sum("site" in l for l in lines) == 1
+        base = f"http://127.0.0.1:{port}"
+        login = requests.get(f"{base}/hub/login", timeout=30)
+        assert login.status_code == 200 and "workshop-course" not in login.text
+        assert requests.get(f"{base}/{hub.SITE_PATH}", timeout=30).status_code == 404
+        assert not (Path(HOME["WORKSHOP_HUB_HOME"]) / "site").exists()   # no old copy served
+    finally:
+        _stop(proc, tmp_path)

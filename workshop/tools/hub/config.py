@@ -2,15 +2,17 @@
 `-f` this file, and the WORKSHOP_HUB_* variables; the codes are read from files in the hub's
 state folder, never passed). Runs inside JupyterHub, which gives `c`."""
 import os
+import pwd
 import sys
 from pathlib import Path
 
-from workshop.tools.hub.local import PRESENTER, libdir
+from workshop.tools.hub.local import COURSE, NOBODY, PRESENTER, SITE_PATH, libdir
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
 state = Path(os.environ["WORKSHOP_HUB_STATE"])
 venv = Path(os.environ["WORKSHOP_HUB_VENV"])
-hub_port, api_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
+hub_port, api_port, site_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
+site = os.environ["WORKSHOP_HUB_SITE_COPY"]   # the course site's copy, or "" (not built)
 
 # HTTPS when the presenter gave a certificate (the proxy speaks it; the hub behind it, on
 # loopback, plain HTTP)
@@ -48,8 +50,14 @@ c.WorkshopAuthenticator.admin_users = {PRESENTER}
 c.WorkshopAuthenticator.allow_all = True
 c.WorkshopAuthenticator.attendees = int(os.environ["WORKSHOP_HUB_ATTENDEES"])
 c.WorkshopAuthenticator.attendee_log = str(state / "attendees")
-c.JupyterHub.template_vars = {"announcement_login": (
-    "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code.")}
+login = "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code."
+# the course site, linked where an attendee looks: the login page, and the hub's home page
+# (JupyterLab's File, Hub Control Panel)
+read = (f"The course site, to read without logging in: <a id='workshop-course' "
+        f"href='/{SITE_PATH}'>/{SITE_PATH}</a>")
+c.JupyterHub.template_vars = ({"announcement_login": f"{login}<br>{read}",
+                               "announcement_home": read} if site else
+                              {"announcement_login": login})
 
 # LocalProcessSpawner, each attendee's server in a cgroup capped at these (hub/limits.py)
 c.JupyterHub.spawner_class = "workshop.tools.hub.spawner.CappedSpawner"
@@ -78,6 +86,12 @@ c.JupyterHub.services = [{
     "command": [sys.executable, "-m", "jupyterhub_idle_culler",
                 f"--timeout={int(os.environ['WORKSHOP_HUB_IDLE_MINUTES']) * 60}"],
 }]
+if site:   # served as files by hub/course.py, as nobody, behind the hub's proxy
+    c.JupyterHub.services.append({
+        "name": COURSE, "url": f"http://127.0.0.1:{site_port}", "cwd": site,
+        "user": pwd.getpwuid(NOBODY).pw_name,
+        "command": [sys.executable, "-m", "workshop.tools.hub.course", site],
+        "environment": {"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv) else {}})
 c.JupyterHub.load_roles = [{
     "name": "idle-culler",
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],

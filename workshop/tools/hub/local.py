@@ -24,6 +24,10 @@ presenter's checkout. The attendees' code is made once and printed when the hub 
 (`--code-file` reads the presenter's own from a file only they can read); the presenter logs in
 as `presenter` with the admin code in STATE/presenter-code. No code is ever on a command line or
 in the environment. Idle servers are stopped after an hour (jupyterhub-idle-culler).
+
+The course site (`scripts/build --site`, build/site/), when built, is copied into HUB_HOME/site
+and served at /services/course/ on the hub's address (hub/course.py says why so); when it is
+not, the hub says so in one line and starts without it.
 """
 from __future__ import annotations
 
@@ -67,6 +71,11 @@ CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a 
 # (what the attendee's folder holds, what it is copied from): the attendee copies of the decks
 # (no check cells, no speaker notes) and of the labs (not exercises/solutions/)
 MATERIALS = [("decks", "attendee/decks/*.ipynb"), ("exercises", "exercises/*.ipynb")]
+# the course site (`scripts/build --site`, builder/site.py's OUT), served to the room by the hub
+# at /services/course/ (hub/course.py) when it was built
+SITE = Path(os.environ.get("WORKSHOP_HUB_SITE", paths.BUILD / "site"))
+COURSE = "course"   # the service's name (JupyterHub routes /services/NAME/ to it)
+SITE_PATH = f"services/{COURSE}/"
 MAX_ATTENDEES = 500
 # servers started at once before attendees queue: a start is a Python process importing the
 # Jupyter server, mostly CPU; two per core keep each start short (hub-load: 4 at once on 2
@@ -272,6 +281,32 @@ def _copy_materials(venv: Path) -> None:
             shutil.copyfile(p, materials / folder / p.name)
     shutil.rmtree(venv / "materials", ignore_errors=True)
     materials.rename(venv / "materials")
+
+
+def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
+    """The built course site copied into home/site, which every user can read (the server
+    that serves it runs as nobody; the presenter's checkout may be under a private home), in
+    place of the old copy; None when it has not been built (and no old copy is served)."""
+    copy = home / "site"
+    if not (site / "index.html").is_file():
+        shutil.rmtree(copy, ignore_errors=True)
+        return None
+    new = copy.with_name("site.new")
+    shutil.rmtree(new, ignore_errors=True)
+    # (links copied as links: read as nobody, one leads to nothing only root may read)
+    shutil.copytree(site, new, symlinks=True)
+    _readable(new)
+    _replace(copy, new)
+    return copy
+
+
+def site_line(served: Path | None, ip: str, port: int, scheme: str = "http") -> str:
+    """What the hub's start says of the course site: its address, or how to build it."""
+    if served is None:
+        return (f"hub: no course site to serve ({paths.short(SITE)}/ is not built): "
+                "scripts/build --site builds it, then start the hub again")
+    return (f"hub: the course site, for the room without logging in: "
+            f"{addresses(ip, port, scheme)[0]}{SITE_PATH}")
 
 
 def libdir(venv: Path) -> str:
@@ -491,8 +526,9 @@ class Hub:
     """JupyterHub as a child process; `stop()` always ends it, its proxy and its servers."""
 
     def __init__(self, python: Path, ip: str, port: int, room: Room, code: str,
-                 state: Path = STATE):
+                 state: Path = STATE, site: Path | None = None):
         self.state, self.port, self.ip, self.scheme = state, port, ip, room.scheme
+        self.site = site   # the course site's copy it serves (prepare_site), or None
         # the attendees' cgroups (hub/limits.py): made by the hub, removed by stop()
         self.caps, self.cgroup = limits.mechanism(), limits.hub_group(state)
         self.log = state / "hub.log"
@@ -510,7 +546,8 @@ class Hub:
                    WORKSHOP_HUB_MEMORY_CAP=str(int(room.memory_gib * 2**30)),
                    WORKSHOP_HUB_CPU_CAP=str(room.cpus),
                    WORKSHOP_HUB_SSL_CERT=room.cert, WORKSHOP_HUB_SSL_KEY=room.key,
-                   WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
+                   WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()},{free_port()}",
+                   WORKSHOP_HUB_SITE_COPY=str(site or ""),
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
                    WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
         config = Path(__file__).with_name("config.py")   # the hub runs as root: it reads it
@@ -580,7 +617,7 @@ def last_error(log: Path) -> str:
 
 
 def start(ip: str, port: int, room: Room, code_file: Path | None,
-          state: Path = STATE, home: Path = HUB_HOME) -> tuple[Hub, str]:
+          state: Path = STATE, home: Path = HUB_HOME, site: Path = SITE) -> tuple[Hub, str]:
     check_machine()
     room.check()
     check_port(ip, port)
@@ -590,7 +627,7 @@ def start(ip: str, port: int, room: Room, code_file: Path | None,
     code = code or _code(state, "generated-code", attendee_code)
     python = prepare(home)
     record_given(state, python.parent.parent / "materials")   # what the servers copy in
-    hub = Hub(python, ip, port, room, code, state)
+    hub = Hub(python, ip, port, room, code, state, prepare_site(home, site))
     try:
         hub.wait_ready()
     except BaseException:
@@ -621,7 +658,8 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
         print(f"hub: up to {room.attendees} attendees, {room.starts} server"
               f"{'s' if room.starts > 1 else ''} starting at once (the rest queue); "
               f"{caps_line(hub.caps, room)}; idle servers stop after {IDLE_MINUTES} minutes; "
-              "Ctrl-C stops the hub and every server", flush=True)
+              "Ctrl-C stops the hub and every server")
+        print(site_line(hub.site, ip, port, room.scheme), flush=True)
         while hub.proc.poll() is None:
             time.sleep(1)
         raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "
