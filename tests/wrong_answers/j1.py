@@ -35,6 +35,23 @@ def _count_no_jit(f, *a):        # half-done: skips the nested-jit equations
     return sum(e.primitive.name != "jit" for e in jax.make_jaxpr(f)(*a).eqns)
 
 
+_COUNTED: dict = {}
+_WEAK_SEEN: dict = {}
+
+
+def _count_by_function(f, *a):   # remembers each function's count: the same f, other args
+    if id(f) not in _COUNTED:
+        _COUNTED[id(f)] = len(jax.make_jaxpr(f)(*a).eqns)
+    return _COUNTED[id(f)]
+
+
+def _weak_by_function(f, *a):    # remembers each function's positions: the same f, other args
+    if id(f) not in _WEAK_SEEN:
+        _WEAK_SEEN[id(f)] = {i for i, v in enumerate(jax.make_jaxpr(f)(*a).in_avals)
+                             if v.weak_type}
+    return _WEAK_SEEN[id(f)]
+
+
 def _weak_by_python_type(f, *a):
     return {i for i, x in enumerate(a) if isinstance(x, (int, float, complex))}
 
@@ -280,7 +297,9 @@ WRONG = {
            W(_count_no_casts, "it says 3; the jaxpr has 4 top-level"),
            W(_count_under_disable_jit, "it says 6; the jaxpr has 4 top-level"),
            W(_count_stablehlo_ops, "it says 4; the jaxpr has 3 top-level"),
-           W(lambda f, *a: LiarInt(9), "it says 9; the jaxpr has 3 top-level")],   # hostile
+           W(lambda f, *a: LiarInt(9), "it says 9; the jaxpr has 3 top-level"),   # hostile
+           W(_count_by_function, "(the same function again, on two float32s) it says 2",
+             edge="the same function again, on two float32s")],
     "q3": [W(_starter, "not done yet"),
            W(_weak_by_python_type, "disagrees about input 0 (bool)"),
            W(_weak_scalars_not_bool, "disagrees about input 1 (ArrayImpl)"),
@@ -301,7 +320,10 @@ WRONG = {
              "input 0 (Level)", edge="an IntEnum"),
            W(_weak_scalar_avals, "disagrees about input 2 (float32)"),
            W(lambda f, *a: LiarSet(), "disagrees about input 1 (float)"),     # hostile: the set
-           W(lambda f, *a: {LiarInt(7)}, "disagrees about input 1 (float), input 7")],  # an item
+           W(lambda f, *a: {LiarInt(7)}, "disagrees about input 1 (float), input 7"),  # an item
+           W(_weak_by_function, "(the same function again, its arguments swapped) it says "
+             "[1]; the trace disagrees about input 0 (float), input 1 (ndarray)",
+             edge="the same function again, its arguments swapped")],
     "q4": [W(_starter, "not done yet"), W(j1.clip_or_zero, "jit still refuses it"),
            W(_clip_only, "where the original gives [0.0, 0.0, 0.0]"),
            W(_branch_swapped, "where the original gives [1.0, -1.0, 0.5]"),

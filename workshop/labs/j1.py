@@ -55,6 +55,12 @@ def _deep(x):
 _TABLE = np.arange(5.0, dtype=np.float32)
 
 
+def _add(x, y):
+    """x + y: a cast and an add for an int32 x and a Python float y, an add alone for two
+    float32s (task 2's cases and its table's row "the same function again")."""
+    return x + y
+
+
 _COUNT_CASES = [
     (lambda x: jnp.tanh(x) @ x.T, (np.ones((3, 3), np.float32),), 3),
     (lambda x, y: jnp.where(x > y, x, y).sum(), (np.ones(4, np.float32), 1.0), None),
@@ -64,7 +70,7 @@ _COUNT_CASES = [
     (lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, x), (np.ones(2, np.float32),),
      None),
     (lambda x, y: (x + y).astype(jnp.float32), (np.ones(3, np.float32), 1.5), None),
-    (lambda x, y: x + y, (np.ones(3, np.int32), 1.5), None),      # a cast: an equation too
+    (_add, (np.ones(3, np.int32), 1.5), None),      # a cast: an equation too
 ]
 
 
@@ -96,8 +102,13 @@ q2 = Task(LAB, 2, "Count the equations", _check_count, [
 
 _Level = enum.IntEnum("Level", "LOW HIGH")   # a Python int subclass: weak, as an int is
 
+def _mul(a, b):
+    """a * b (task 3's first case, and its table's row "the same function again")."""
+    return a * b
+
+
 _WEAK_CASES = [
-    (lambda a, b: a * b, (np.ones(3, np.float32), 2.0)),
+    (_mul, (np.ones(3, np.float32), 2.0)),
     (lambda a, b, c: a + b + c, (3, np.ones(2, np.int32), np.float32(1.5))),
     (lambda a, b: a + b, (True, jnp.asarray(2.0))),
     (lambda a, b, c: a * b * c, (np.int32(2), 1j, jnp.ones(2))),
@@ -260,10 +271,20 @@ def _check_traceable(fn) -> str:
 EDGES = {
     "q2": (Edge("no equations", "the task says count the equations, and a function that "
                 "returns its input has none: zero is a count too",
-                (lambda x: x, (np.ones(2, np.float32),), 0)),),
+                (lambda x: x, (np.ones(2, np.float32),), 0)),
+           Edge("the same function again, on two float32s", "the task counts the "
+                "equations of f traced with args: the same function object (x + y) casts an "
+                "int32 x and a Python float, and nothing for two float32s, so a count "
+                "remembered by function gives the old one",
+                (_add, (np.ones(3, np.float32), np.float32(1.5)), 1))),
     "q3": (Edge("an IntEnum", "the task asks what the trace saw, not what the Python type "
                 "says: an IntEnum is not exactly an int, yet weak as an int is",
-                (lambda a, b: a * b, (_Level.HIGH, np.ones(2, np.float32)))),),
+                (lambda a, b: a * b, (_Level.HIGH, np.ones(2, np.float32)))),
+           Edge("the same function again, its arguments swapped", "the task asks what "
+                "tracing saw for these args: the same function object (a * b), its float "
+                "now first, has its weak input at another position, so positions "
+                "remembered by function give the old ones",
+                (_mul, (2.0, np.ones(3, np.float32))))),
     "q4": (Edge("float16 x: in float16 the sum and t both are 1024",
                 "the original compares in x's dtype and returns it: a float16 x whose sum "
                 "is above t in float32 but equal to it in float16, and a result that must "
