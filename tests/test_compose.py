@@ -291,6 +291,10 @@ def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
     # the file system, its own and the stylesheets' are not): what this run made goes again
     _one_line(_compose(tmp_path / "new" / ("x" * 244 + ".ipynb"), CUSTOM), "cannot write")
     assert not (tmp_path / "new").exists()
+    # a talk named rise: its own NAME.css is the folder's rise.css (probe 2 was told "cannot
+    # write rise.css: File exists", of a file compose itself had just written)
+    _one_line(_compose(tmp_path / "r" / "rise.ipynb", CUSTOM), "a talk cannot be named rise")
+    assert not (tmp_path / "r").exists()
     (tmp_path / "dir.ipynb").mkdir()
     _one_line(_compose(tmp_path / "dir.ipynb", CUSTOM, extra=["--force"]), "is a folder")
     (tmp_path / "afile").write_text("mine")
@@ -401,8 +405,11 @@ def test_a_stylesheet_that_is_not_a_file_is_one_line_and_nothing_is_written(tmp_
     (tmp_path / "b" / "t.css").mkdir()
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "rise.css").symlink_to(tmp_path / "elsewhere.css")
+    (tmp_path / "d").mkdir()
+    os.mkfifo(tmp_path / "d" / "rise.css")   # (probe 2: called "a link to nothing")
     for folder, says in [("a", "rise.css is a folder"), ("b", "t.css is a folder"),
-                         ("c", "rise.css is a link to nothing")]:
+                         ("c", "rise.css is a link to nothing"),
+                         ("d", "rise.css is not a file (a pipe")]:
         before = sorted((tmp_path / folder).iterdir())
         _one_line(_compose(tmp_path / folder / "t.ipynb", CUSTOM), says)
         assert sorted((tmp_path / folder).iterdir()) == before, folder

@@ -271,3 +271,16 @@ def test_a_killed_rehearsals_kept_log_becomes_its_report(tmp_path):
     assert bad.returncode == 2 and bad.stderr == (
         f"workshop present: {other}: not a rehearsal log of present --rehearse (its first line "
         "names the deck), or its deck is gone\n"), bad.stderr
+
+
+def test_two_rehearsals_started_in_the_same_second_keep_a_log_each(tmp_path, monkeypatch):
+    # probe 2: two `present 01 --rehearse` in one second shared one log (opened to append),
+    # and the first one's report was the second's slides
+    from workshop.tools.present import rehearse
+    monkeypatch.setattr(rehearse, "DIR", tmp_path)
+    monkeypatch.setattr(rehearse.time, "strftime", lambda fmt, *a: "20261206-203344")
+    deck = nbs.decks()[0]
+    logs = [rehearse.start_log(deck) for _ in range(3)]
+    assert [p.name for p in logs] == [f"{deck.stem}-20261206-203344{n}.log"
+                                      for n in ("", "-2", "-3")]
+    assert all(len(p.read_text(encoding="utf-8").splitlines()) == 1 for p in logs)

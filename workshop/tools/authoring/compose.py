@@ -222,6 +222,10 @@ def _target(out: str, force: bool) -> Path:
     if path.is_dir():
         raise errors.KitError(f"{out} is a folder: name the talk's notebook inside it, e.g. "
                               f"{path / 'talk.ipynb'}")
+    if path.stem == "rise":   # its own stylesheet, NAME.css, would be the folder's rise.css
+        raise errors.KitError(f"{out}: a talk cannot be named rise: RISE styles every talk in a "
+                              "folder with rise.css and each talk with NAME.css, which would "
+                              f"be the same file; name it otherwise, e.g. {path.with_stem('talk')}")
     folder = next(p for p in [path.parent, *path.parent.parents] if os.path.lexists(p))
     if not folder.exists():
         raise errors.KitError(f"{out}: {folder} is a link to nothing, not a folder")
@@ -248,7 +252,8 @@ def _stylesheets(path: Path) -> tuple[list[tuple[Path, bytes]], list[str]]:
             if not os.path.lexists(css):
                 new.append((css, text))
             elif not css.exists() or not css.is_file():
-                what = "a folder" if css.is_dir() else "a link to nothing"
+                what = ("a folder" if css.is_dir() else "a link to nothing" if not css.exists()
+                        else "not a file (a pipe, a socket or a device)")
                 raise errors.KitError(f"{paths.short(css)} is {what}, where the talk's "
                                       "stylesheet goes: move it, or write the talk elsewhere")
             elif css.read_bytes() != text:

@@ -88,19 +88,26 @@ def page_plan(nb) -> dict:
 
 # ---- the rehearsal: a log of slide changes, then the report
 
-def log_path(deck: Path) -> Path:
-    return DIR / f"{deck.stem}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+def log_path(deck: Path, n: int = 1) -> Path:
+    """NAME-YYYYMMDD-HHMMSS.log, the n-th rehearsal of the deck started in that second -N."""
+    return DIR / f"{deck.stem}-{time.strftime('%Y%m%d-%H%M%S')}{f'-{n}' if n > 1 else ''}.log"
 
 
 def start_log(deck: Path) -> Path:
     """The rehearsal's log, made before the server starts, its first line the deck: where it
     cannot be written (a read-only build/), one line now, not a server that answers each slide
-    change with an error and a rehearsal lost."""
+    change with an error and a rehearsal lost. A log of its own, made with O_EXCL: two
+    rehearsals of a deck started in the same second shared one (and then one report)."""
     log = log_path(deck)
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"deck": paths.short(deck), "t": time.time()}) + "\n")
+        for n in range(2, 1000):
+            try:
+                with open(log, "x", encoding="utf-8") as f:
+                    f.write(json.dumps({"deck": paths.short(deck), "t": time.time()}) + "\n")
+                break
+            except FileExistsError:
+                log = log_path(deck, n)
     except OSError as e:
         raise KitError(f"--rehearse: cannot write {paths.short(log)} ({e.strerror or e}): the "
                        f"slides' times would be lost; make {paths.short(log.parent)}/ writable, "
