@@ -6,6 +6,7 @@ taken out of the table, the row's wrong answer passes. (That it is rejected with
 name is test_lab_answers.py's test of every wrong answer.)"""
 from __future__ import annotations
 
+import jax
 import pytest
 from test_labs import LABS, WRONG_ANSWERS, _tasks
 
@@ -45,3 +46,16 @@ def test_only_its_row_rejects_the_wrong_answer_that_proves_it(lab, q, wrong, mon
     monkeypatch.setitem(module.EDGES, q, tuple(e for e in rows if e.name != wrong.edge))
     v = getattr(module, q).check(wrong.answer)
     assert v.ok, f"without the row {wrong.edge!r} it is still rejected: {v}"
+
+
+def test_l5_what_its_metadata_row_says_jit_would_do_jit_does():
+    # the row compares the two Pairs' tree structures, as jit's cache does, without compiling;
+    # its verdict says jit would refuse the second Pair: run jit on them, and it does
+    from workshop.labs import l5
+    from wrong_answers import l5 as answers
+    Pair = answers._PairShapeArrayAux
+    (a, b), (a2, b2) = l5.EDGES["q1"][0].value
+    f = jax.jit(lambda q: q.a * q.b)
+    f(Pair(a, b))
+    with pytest.raises(ValueError, match="metadata"):
+        f(Pair(a2, b2))

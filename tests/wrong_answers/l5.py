@@ -273,6 +273,13 @@ _PairKeysSwapped = _pair_ring2("_PairKeysSwapped",
                                lambda aux, ch: _PairKeysSwapped(*ch))
 
 
+# the metadata a's shape, kept as an array "to compute with": jit compares two Pairs' with ==,
+# which for a vector's one-element shape gives one bool, and for a matrix's two fails
+_PairShapeArrayAux = _pair_ring2(
+    "_PairShapeArrayAux",
+    lambda p: (((_K("a"), p.a), (_K("b"), p.b)), np.array(np.shape(p.a))),
+    lambda aux, ch: _PairShapeArrayAux(*ch))
+
 
 class _PairAbsInPlace:
     """Keeps the magnitudes of a, made in place (np.abs(a, out=a)): it holds other numbers
@@ -420,7 +427,9 @@ WRONG = {
            W(_PairUnflattenAsarray, "jax.eval_shape(lambda q: q, pair) fails"),
            W(_PairSequenceKeys, "key paths read ['[0]', '[1]']"),
            W(_PairKeysSwapped, "key paths read ['.b', '.a']"),
-           W(_PairAbsInPlace, "flattens to other numbers")],
+           W(_PairAbsInPlace, "flattens to other numbers"),
+           W(_PairShapeArrayAux, "for two Pairs of a 2×3 matrix, jit would refuse the "
+             "second", edge="two Pairs of a 2×3 matrix")],
     "q2": [W(_starter, "not done yet"),
            W(l5.running_max_python, "has no scan (52 equations for 50 elements)"),
            W(_scan_from(0.0, jnp.maximum), "on [-5.0, -7.0, -1.0, -3.0]… it gives [0.0,"),

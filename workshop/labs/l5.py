@@ -35,7 +35,9 @@ def _check_pair(Pair) -> str:
     p = Pair(a.copy(), b)   # (its own copy: what the class writes into it leaves the check's a)
     _flattens_and_back(Pair, p, a, b)
     _jit_and_eval_shape_give_it_back(Pair, p, a, b)
-    _one_trace_for_two(Pair, p, a, b)
+    _one_trace_for_two(Pair, (a, b), (np.array([4.0, 0.5, -1.0], np.float32), np.float32(-2.0)))
+    for e in EDGES["q1"]:
+        _same_metadata(Pair, *e.value, e.name)
     g = jax.grad(lambda q: jnp.sum(q.a * q.b))(p)
     if not isinstance(g, Pair) or not (close(g.a, np.full(3, b)) and close(g.b, a.sum())):
         raise Wrong("grad with respect to a Pair should be a Pair of the two gradients")
@@ -94,10 +96,10 @@ def _jit_and_eval_shape_give_it_back(Pair, p, a, b) -> None:
         raise Wrong("jax.eval_shape(lambda q: q, pair) does not give a Pair of shapes back")
 
 
-def _one_trace_for_two(Pair, p, a, b) -> None:
-    """Wrong unless jit, called on two Pairs of the same shapes and dtypes, traces once and
-    gives the right numbers: else the pytree's metadata (the aux data flatten returns) holds
-    a value."""
+def _one_trace_for_two(Pair, first, second) -> None:
+    """Wrong unless jit, called on two Pairs of the same shapes and dtypes (each made of a
+    copy of its (a, b)), traces once and gives the right numbers: else the pytree's metadata
+    (the aux data flatten returns) holds a value."""
     traces = []
 
     def prod(q):
@@ -105,10 +107,10 @@ def _one_trace_for_two(Pair, p, a, b) -> None:
         return q.a * q.b
 
     f = jax.jit(prod)
-    a2, b2 = np.array([4.0, 0.5, -1.0], np.float32), np.float32(-2.0)
+    (a, b), (a2, b2) = first, second
     try:
-        first = f(p)
-        second = f(Pair(a2.copy(), b2))
+        got = f(Pair(a.copy(), b))
+        again = f(Pair(a2.copy(), b2))
     except TypeError as e:
         raise Wrong(f"jit refused a Pair ({str(e).splitlines()[0][:80]})") from None
     except ValueError as e:
@@ -123,9 +125,29 @@ def _one_trace_for_two(Pair, p, a, b) -> None:
                     "metadata your flatten returns (its aux data) holds values, and jit "
                     "keys its cache on metadata, so every new value recompiles. Arrays are "
                     "children")
-    if not (close(first, a * b) and close(second, a2 * b2)):
+    if not (close(got, a * b) and close(again, a2 * b2)):
         raise Wrong("jit of q.a * q.b gives the wrong numbers: does unflatten put a and b back "
                     "in their places?")
+
+
+def _same_metadata(Pair, first, second, edge: str) -> None:
+    """Wrong unless two Pairs of the same shapes and dtypes (a row of the table) have the same
+    tree structure, metadata included: what jit compares (==) to reuse its trace for the
+    second, here without compiling anything."""
+    (a, b), (a2, b2) = first, second
+    try:
+        same = tu.tree_structure(Pair(a.copy(), b)) == tu.tree_structure(Pair(a2.copy(), b2))
+    except ValueError as e:
+        if "metadata" not in str(e):
+            raise
+        raise Wrong(f"for {edge}, jit would refuse the second: comparing the two Pairs' "
+                    "metadata (the aux data your flatten returns), as jit does to reuse its "
+                    "trace, failed. jit compares aux data with == and hashes it: it must not "
+                    "hold arrays") from None
+    if not same:
+        raise Wrong(f"for {edge}, the two Pairs' metadata (the aux data your flatten returns) "
+                    "differ, so jit would trace again for the second: the metadata holds "
+                    "values. Arrays are children")
 
 
 q1 = Task(LAB, 1, "A custom pytree", _check_pair, [
@@ -159,6 +181,13 @@ _RM_CASES = [np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], np.float32),
 # The inputs task 2's words call for that ordinary inputs leave untried: a row each, with its
 # reason (tests/wrong_answers/l5.py holds for each a wrong answer that only it rejects)
 EDGES = {
+    # task 1's row: the (a, b) of two Pairs of the same shapes that jit is called on
+    "q1": (Edge("two Pairs of a 2×3 matrix", "the check uses values the attendee did not "
+                "choose, and a matrix is one: metadata that holds an array (a's shape as an "
+                "array, say) compares as equal under jit's == while the array holds one "
+                "number, and fails when it holds two",
+                ((np.arange(6.0, dtype=np.float32).reshape(2, 3), np.float32(0.5)),
+                 (np.ones((2, 3), np.float32), np.float32(-1.0)))),),
     "q2": (Edge("-inf inputs", "the loop starts its maximum at -inf, so any input works: even "
                 "-inf itself, below the most negative float32 a scan might start from",
                 np.array([-np.inf, -np.inf, -1.0, -np.inf], np.float32)),
