@@ -236,18 +236,20 @@ def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
     assert not port_open(port)
 
 
-def _app(config: dict, root: Path):
+def _app(config: dict, root: Path, monkeypatch):
     """A ServerApp as `present`'s command line makes it, `config` loaded as a config file
-    would be, initialised up to the moment guard checks it (no port opened)."""
+    would be, initialised up to the moment guard checks it (no port opened; no extension
+    loaded; and without its Ctrl-C and SIGTERM handlers, which would be this test process's)."""
     from jupyter_server.serverapp import ServerApp
     from traitlets.config import Config
 
     from workshop.tools.present import guard
+    monkeypatch.setattr(ServerApp, "init_signal", lambda self: None)
     app = ServerApp(config=Config(config))
     app.initialize([f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
-                    "--ServerApp.jpserver_extensions=jupyterlab=False",
                     "--ServerApp.identity_provider_class=" + guard.__name__ + ".TokenOnly",
-                    "--ServerApp.disable_check_xsrf=False"], new_httpserver=False)
+                    "--ServerApp.disable_check_xsrf=False"], find_extensions=False,
+                   new_httpserver=False)
     return app
 
 
@@ -263,9 +265,12 @@ def test_guard_gives_each_config_that_would_weaken_the_server_its_reason(case, t
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))   # (no config but the case's)
     config, says = CONFIGS[case]
     config = {**config, "ServerApp": {"port": 8123, **config.get("ServerApp", {})}}
-    app = _app(config, tmp_path)
+    import signal
+    handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
+    app = _app(config, tmp_path, monkeypatch)
     assert says in (guard.problem(app) or ""), guard.problem(app)
-    assert guard.problem(_app({"ServerApp": {"port": 8123}}, tmp_path)) is None
+    assert guard.problem(_app({"ServerApp": {"port": 8123}}, tmp_path, monkeypatch)) is None
+    assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == handlers
 
 
 class _Refuses(http.server.BaseHTTPRequestHandler):
