@@ -58,9 +58,13 @@ def cmd_present(args) -> int:
 
 def cmd_hub(args) -> int:
     from .hub import local as hub
+    if args.room or args.names:
+        from .hub import room as view
+        hub.check_machine()
+        return view.main(names=args.names)
     starts = min(hub.STARTS_AT_ONCE, args.attendees + 1) if args.starts is None else args.starts
     room = hub.Room(args.attendees, starts, args.memory_cap, args.cpu_cap, args.ssl_cert or "",
-                    args.ssl_key or "")
+                    args.ssl_key or "", args.room_view)
     return hub.main(args.ip, args.port, room, Path(args.code_file) if args.code_file else None,
                     args.remove_attendees, args.update_materials)
 
@@ -180,6 +184,14 @@ def _hub_command(sub) -> None:
     hb.add_argument("--update-materials", action="store_true",
                     help="while the hub runs: push the kit's changed decks and labs to every "
                          "attendee; a file they edited stays, the new one beside it")
+    hb.add_argument("--room-view", action="store_true",
+                    help="let each attendee's lab checks record pass or fail per task (never "
+                         "their answers) for --room; the login page tells them")
+    hb.add_argument("--room", action="store_true",
+                    help="while the hub runs: per lab task, how many attendees' latest check "
+                         "passed (a hub started with --room-view)")
+    hb.add_argument("--names", action="store_true",
+                    help="with --room: who passed each task, and who has not yet")
     hb.add_argument("--remove-attendees", action="store_true",
                     help="after the workshop: delete the attendees' users and their files")
     hb.set_defaults(fn=cmd_hub)

@@ -6,6 +6,7 @@ import pwd
 import sys
 from pathlib import Path
 
+from workshop.labs import room
 from workshop.tools.hub.local import COURSE, NOBODY, PRESENTER, SITE_PATH, libdir
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
@@ -51,6 +52,11 @@ c.WorkshopAuthenticator.allow_all = True
 c.WorkshopAuthenticator.attendees = int(os.environ["WORKSHOP_HUB_ATTENDEES"])
 c.WorkshopAuthenticator.attendee_log = str(state / "attendees")
 login = "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code."
+# the room view (--room-view): the attendee is told before logging in what the presenter sees
+view = os.environ["WORKSHOP_HUB_ROOM_VIEW"] == "1"
+if view:
+    login += ("<br>On this hub the presenter sees, for each lab task, whether your latest "
+              "check passed (pass or fail only, never your code).")
 # the course site, linked where an attendee looks: the login page, and the hub's home page
 # (JupyterLab's File, Hub Control Panel)
 read = (f"The course site, to read without logging in: <a id='workshop-course' "
@@ -74,6 +80,8 @@ c.Spawner.notebook_dir = "~/workshop"
 c.Spawner.default_url = "/lab/tree/exercises"
 c.Spawner.environment = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
                          "WORKSHOP_HUB_MATERIALS": str(venv / "materials")}
+if view:   # the kernels inherit it: each check records pass or fail (labs/room.py)
+    c.Spawner.environment[room.ENV] = "1"
 if libdir(venv):   # the interpreter is hub.py's copy; its RUNPATH names a folder they cannot read
     c.Spawner.environment["LD_LIBRARY_PATH"] = libdir(venv)
 # a busy 2-core machine: hub-load 30 beside other work saw starts of 75 to 85 s, and gave up on

@@ -86,6 +86,8 @@ STARTS_AT_ONCE = 2 * (os.cpu_count() or 1)
 # one attendee's busy loop leaves the other core to the room
 MEMORY_CAP_GIB = 1.0
 CPU_CAP = 1.0
+# in the state folder while a hub started with --room-view runs (hub/room.py reads it)
+ROOM_MARK = "room-view"
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Room:
     cpus: float = CPU_CAP
     cert: str = ""   # HTTPS: the certificate's and the key's files (PEM), both or neither
     key: str = ""
+    view: bool = False   # --room-view: each check records pass/fail per task (labs/room.py)
 
     @property
     def scheme(self) -> str:
@@ -549,7 +552,11 @@ class Hub:
                    WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()},{free_port()}",
                    WORKSHOP_HUB_SITE_COPY=str(site or ""),
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
-                   WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES))
+                   WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES),
+                   WORKSHOP_HUB_ROOM_VIEW="1" if room.view else "")
+        (state / ROOM_MARK).unlink(missing_ok=True)
+        if room.view:
+            (state / ROOM_MARK).touch(mode=0o600)
         config = Path(__file__).with_name("config.py")   # the hub runs as root: it reads it
         self._log = open(self.log, "w")
         os.chmod(self.log, 0o600)
@@ -599,7 +606,8 @@ class Hub:
         end_processes(started, grace=10)
         limits.remove_groups(self.caps, self.cgroup)
         self._log.close()
-        (self.state / "attendee-code").unlink(missing_ok=True)
+        for made in ("attendee-code", ROOM_MARK):
+            (self.state / made).unlink(missing_ok=True)
 
 
 def caps_line(kind: str, room: Room) -> str:
@@ -660,6 +668,10 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
               f"{caps_line(hub.caps, room)}; idle servers stop after {IDLE_MINUTES} minutes; "
               "Ctrl-C stops the hub and every server")
         print(site_line(hub.site, ip, port, room.scheme), flush=True)
+        if room.view:
+            print("hub: the room view is on: each attendee's lab checks record pass or fail "
+                  "per task (nothing of their answers); sudo scripts/hub --room shows them",
+                  flush=True)
         while hub.proc.poll() is None:
             time.sleep(1)
         raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "
