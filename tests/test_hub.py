@@ -678,8 +678,9 @@ def _small_site(folder: Path) -> Path:
     return folder / "out"
 
 
-def _hub_with_site(tmp_path: Path, site: Path, *args: str):
-    """`scripts/hub` with `site` where the build puts the course site; its first five lines."""
+def _hub_with_site(tmp_path: Path, site: Path, *args: str, said_lines: int = 5):
+    """`scripts/hub` with `site` where the build puts the course site; its first five lines
+    (or `said_lines`)."""
     port = hub.free_port()
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
                              "--port", str(port), "--attendees", "1", *args], cwd=paths.ROOT,
@@ -691,7 +692,7 @@ def _hub_with_site(tmp_path: Path, site: Path, *args: str):
     said = queue.Queue()   # (read aside: a hub that says fewer lines fails, not hangs)
     threading.Thread(target=lambda: [said.put(l) for l in proc.stdout], daemon=True).start()
     lines, end = [], time.monotonic() + 300
-    while len(lines) < 5:
+    while len(lines) < said_lines:
         try:
             line = said.get(timeout=1)
         except queue.Empty:
@@ -807,3 +808,95 @@ def test_a_hub_without_a_built_site_says_so_in_one_line_and_starts(tmp_path):
         assert not (Path(HOME["WORKSHOP_HUB_HOME"]) / "site").exists()   # no old copy served
     finally:
         _stop(proc, tmp_path)
+
+
+def _room_rows(state: Path) -> dict[str, str]:
+    """`scripts/hub --room --names` as the presenter runs it: its rows by task ("J1 q1"), and
+    the lines of names under them by task + " names"; "" holds what it said besides."""
+    said = cli("--room", "--names", env={"WORKSHOP_HUB_STATE": str(state)})
+    assert said.returncode == 0, said.stderr
+    rows, last = {"": ""}, ""
+    for line in said.stdout.splitlines():
+        words = line.split()
+        if line.startswith("  ") and len(words) > 1 and re.match(r"^q\d+$", words[1]):
+            last = " ".join(words[:2])
+            rows[last] = line
+        elif line.startswith("      ") and last:
+            rows[last + " names"] = line.strip()
+        else:
+            rows[""] += line + "\n"
+    return rows
+
+
+def test_the_room_view_shows_the_presenter_who_passed_a_j1_task(tmp_path):
+    # rosa passes J1's task 1 in her own kernel through the lab's own cells; tom answers it
+    # wrong: the presenter's --room says 1/2 for it, with their names, and nothing of answers
+    import json
+
+    import requests
+
+    from workshop.labs import room as record
+    proc, port, lines = _hub_with_site(tmp_path, tmp_path / "no-site", "--room-view",
+                                       "--attendees", "2", said_lines=6)
+    state, base = tmp_path / "state", f"http://127.0.0.1:{port}"
+    try:
+        assert lines[5].startswith("hub: the room view is on: ")
+        login = requests.get(f"{base}/hub/login", timeout=30).text
+        assert "whether your latest check passed (pass or fail only, never your code)" in login
+        code = re.search(r"the code\s+(\S+)$", lines[1]).group(1)
+        rosa, tom = (hubload.Attendee(base, name, code) for name in ("rosa", "tom"))
+        for a in (rosa, tom):
+            a.login()
+            a.start_server()
+            a.start_kernel()
+        cells = hubload.solution_cells()
+        assert cells[4] == "q1.check(prediction)"
+        hubload.run_lab(rosa, cells[:6])   # the lab's setup, its answer 5 and the check
+        hubload.run_lab(tom, cells[:3] + ["prediction = 7"])
+        assert tom.run("print(q1.check(prediction).ok)")["out"].strip() == "False"
+        rows = _room_rows(state)
+        assert rows["J1 q1"].split()[-4:] == ["1/2", "pass", "(2", "checked)"], rows
+        assert rows["J1 q1 names"] == "pass: rosa;  not yet: tom"
+        assert rows["J1 q2"].split()[-4:] == ["0/2", "pass", "(0", "checked)"]
+        assert "no hub is recording checks now" not in rows[""]
+        home = Path(pwd.getpwnam(tom.user).pw_dir)
+        kept = home / record.FILE
+        assert (kept.stat().st_uid, stat.S_IMODE(kept.stat().st_mode)) == \
+            (pwd.getpwnam(tom.user).pw_uid, 0o600)
+        assert {k: {f for f in e if f != "time"} for k, e in json.loads(
+            kept.read_text()).items()} == {"J1 q1": {"lab", "task", "ok"}}
+        _metrics_need_the_presenters_login_or_token(base, state, rosa)
+    finally:
+        _stop(proc, tmp_path)
+    assert "no hub is recording checks now" in _room_rows(state)[""]
+
+
+def _metrics_need_the_presenters_login_or_token(base: str, state: Path, attendee) -> None:
+    """/hub/metrics (the guide names it): the presenter's browser, or a token of theirs as a
+    Prometheus scraper sends it; not an attendee's, nor no login."""
+    import requests
+    p = hubload.Attendee(base, "presenter", (state / "presenter-code").read_text().strip())
+    p.login()
+    for got in (p.http.get(f"{base}/hub/metrics"),
+                requests.get(f"{base}/hub/metrics", headers={
+                    "Authorization": f"token {p.token}"}, timeout=30)):
+        assert got.status_code == 200
+        running = re.search(r"^jupyterhub_running_servers\S* (\S+)$", got.text, re.M)
+        assert running and float(running.group(1)) == 2   # rosa's and tom's
+        for named in ("jupyterhub_total_users", "jupyterhub_active_users",
+                      "jupyterhub_server_spawn_duration_seconds", "jupyterhub_login_duration"):
+            assert f"\n{named}" in got.text, named   # (the figures the guide names)
+    assert attendee.api("GET", "/hub/metrics").status_code == 403
+    assert requests.get(f"{base}/hub/metrics", timeout=30).status_code == 403
+
+
+def test_without_the_room_view_a_check_records_nothing(room):
+    ada = room["people"][0]
+    got = ada.run("import os\nfrom workshop.labs.j1 import q1\n"
+                  "print(q1.check(5).ok, os.environ.get('WORKSHOP_ROOM_VIEW'))")
+    assert got["out"].split() == ["True", "None"], got
+    from workshop.labs import room as record
+    assert not (Path(pwd.getpwnam(ada.user).pw_dir) / record.FILE).exists()
+    rows = _room_rows(room["state"])
+    assert re.search(r" 0/\d+ pass  \(0 checked\)$", rows["J1 q1"]), rows["J1 q1"]
+    assert "no hub is recording checks now" in rows[""]
