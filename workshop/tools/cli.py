@@ -69,6 +69,11 @@ def cmd_hub(args) -> int:
                     args.remove_attendees, args.update_materials)
 
 
+def cmd_kubernetes(args) -> int:
+    from .hub import kubernetes
+    return kubernetes.main()
+
+
 def cmd_schedule(args) -> int:
     from .authoring import schedule
     return schedule.main(args.start, args.session, write_files=args.write)
@@ -195,6 +200,9 @@ def _hub_command(sub) -> None:
     hb.add_argument("--remove-attendees", action="store_true",
                     help="after the workshop: delete the attendees' users and their files")
     hb.set_defaults(fn=cmd_hub)
+    sub.add_parser("kubernetes", help="write deploy/kubernetes/values.yaml's copy of the hub's "
+                   "login from workshop/tools/hub/login.py (after changing the login)"
+                   ).set_defaults(fn=cmd_kubernetes)
 
 
 def _authoring_commands(sub) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from workshop.labs import room
 from workshop.tools.hub.local import COURSE, NOBODY, PRESENTER, SITE_PATH, libdir
+from workshop.tools.hub.login import ANNOUNCEMENT
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
 state = Path(os.environ["WORKSHOP_HUB_STATE"])
@@ -51,7 +52,7 @@ c.WorkshopAuthenticator.admin_users = {PRESENTER}
 c.WorkshopAuthenticator.allow_all = True
 c.WorkshopAuthenticator.attendees = int(os.environ["WORKSHOP_HUB_ATTENDEES"])
 c.WorkshopAuthenticator.attendee_log = str(state / "attendees")
-login = "Your name: a letter, then letters or digits (e.g. ada). Password: the workshop's code."
+login = ANNOUNCEMENT   # what the chart's login page says too
 # the room view (--room-view): the attendee is told before logging in what the presenter sees
 view = os.environ["WORKSHOP_HUB_ROOM_VIEW"] == "1"
 if view:

@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import pwd
-import re
 import secrets
 import shutil
 import signal
@@ -53,14 +52,8 @@ from pathlib import Path
 
 from .. import errors, paths
 from . import limits, update
+from .login import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN  # noqa: F401 (the login's)
 
-PREFIX = "ws-"                                # every attendee's system user: ws-NAME
-NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # what an attendee may type as their name
-PRESENTER = "presenter"                      # the admin's name at the login
-# what the login page says (deploy/kubernetes/values.yaml's login says the same; a test holds it)
-NAME_RULE = "A name is a letter, then letters or digits (16 at most), e.g. ada or kim2."
-TAKEN = "The name {name} is taken. Pick another, or ask the presenter to free it."
-FULL = "The hub is full ({n} attendees): ask the presenter."
 HUB_HOME = Path(os.environ.get("WORKSHOP_HUB_HOME", "/opt/jax-core-workshop-hub"))
 # root's, outside the checkout: a hub run with sudo leaves nothing of root's in the presenter's
 # checkout (which their own builds write)
