@@ -20,7 +20,7 @@ import pytest
 import workshop
 from workshop.tools import paths
 from workshop.tools.present import bench
-from workshop.tools.present.extension import SETTINGS_LATER
+from workshop.tools.present.extension import NOT_IN_SLIDESHOW_PLUGINS, SETTINGS_LATER
 from workshop.tools.present.server import NOT_IN_SERVER, Server, free_port
 
 # the modules of the runtime's names (workshop/__init__.py): the tools import none of them
@@ -131,8 +131,15 @@ def test_the_rise_page_hides_the_notebook_until_slides_and_loads_three_settings_
         assert shown[0] != "none" and shown[1] == "none", shown
         config = json.loads(page.inner_text("#jupyter-config-data"))
         assert set(SETTINGS_LATER) <= set(config.get("deferredExtensions", [])), config
+        assert set(NOT_IN_SLIDESHOW_PLUGINS) <= set(config.get("disabledExtensions", [])), config
     finally:
         page.close()
+    # each left-out plugin is one RISE's page would start: a name JupyterLab dropped or renamed
+    # would leave out nothing
+    import jupyterlab_rise
+    bundles = " ".join(js.read_text(encoding="utf-8", errors="replace") for js in
+                       (Path(jupyterlab_rise.__file__).parent / "static").glob("*.js"))
+    assert [p for p in NOT_IN_SLIDESHOW_PLUGINS if f'id:"{p}"' not in bundles] == []
     # each is a JupyterLab plugin whose settings need a transform (the settings registry waited
     # for them): a name JupyterLab dropped or renamed would defer nothing
     schemas = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas"

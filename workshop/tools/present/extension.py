@@ -59,6 +59,17 @@ RULE = ".speaker-controls-notes .lm-mod-hidden { display: none !important; }"
 SETTINGS_LATER = ("@jupyterlab/shortcuts-extension:shortcuts",
                   "@jupyterlab/docmanager-extension:plugin",
                   "@jupyterlab/application-extension:context-menu")
+# JupyterLab plugins the slideshow has no use for, left out of RISE's page: each starts with the
+# page and works on every cell of a deck before the first slide is drawn (the table of contents
+# reads every heading, the language-server bridge and the completer attach to every editor,
+# search indexes the notebook), or serves a panel or status item RISE never shows. None
+# provides what another plugin of the page needs: a console error would say so (the RISE
+# tests fail on any).
+NOT_IN_SLIDESHOW_PLUGINS = tuple(f"@jupyterlab/notebook-extension:{name}" for name in (
+    "toc", "language-server", "completer", "search", "metadata-editor", "active-cell-tool",
+    "tools", "log-output", "cursor-position", "code-console", "cloned-outputs")) + (
+    "@jupyterlab/codemirror-extension:line-col-status",
+    "@jupyterlab/apputils-extension:announcements")
 UNTIL_SHOWN = "<style>body:not(.rise-enabled) .jp-Notebook { display: none !important; }</style>"
 # the page's scripts, in this order (each says what it does), inside one function that declares
 # what they share: PLAN (alone on its line), REHEARSE and BYLINE
@@ -225,8 +236,8 @@ def _load_jupyter_server_extension(serverapp) -> None:
         except Exception as e:
             self.log.warning("workshop: MathJax kept for %s: %s", rel, e)
             tex = True
-        if not tex:
-            config["disabledExtensions"] = [*config.get("disabledExtensions", []), MATHJAX]
+        config["disabledExtensions"] = [*config.get("disabledExtensions", []),
+                                        *NOT_IN_SLIDESHOW_PLUGINS, *([] if tex else [MATHJAX])]
         config["deferredExtensions"] = [*config.get("deferredExtensions", []), *SETTINGS_LATER]
         config["federated_extensions"] = [*config.get("federated_extensions", []),
                                           federated_entry(config)]
