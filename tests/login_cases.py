@@ -9,6 +9,7 @@ image lock (JupyterHub 5.5, the chart's hub), against the file the chart mounts:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import sys
 from types import SimpleNamespace
@@ -50,11 +51,17 @@ class Handler:
 
 
 def hub_db(*names):
-    db = Session(create_engine("sqlite://"))
+    """A hub's database with these users, its session made as JupyterHub makes its own (what
+    was written stays in memory as written, expire_on_commit=False)."""
+    db = Session(create_engine("sqlite://"), expire_on_commit=False)
     orm.Base.metadata.create_all(db.get_bind())
     for name in names:
         Handler(db).user_from_username(name)
     return db
+
+
+def digest(user) -> str:
+    return hashlib.sha256(user.cookie_id.encode()).hexdigest()[:32]
 
 
 def login(auth, handler, name, code=CODE):
@@ -87,10 +94,13 @@ def run(cls) -> int:
                                                     "groups": []}, None)))
     ada, kim = browser.find_user("ws-ada"), browser.find_user("ws-kim")
     checks += [
-        (browser.cookie, f"ws-ada:{ada.id}:{ada.created}"),
+        (browser.cookie, f"ws-ada:{digest(ada)}"),
         (login(auth, browser, "ada")[0]["name"], "ws-ada"),   # the browser that claimed it
+        # and after the hub restarted (the same database, read afresh)
+        (login(auth, Handler(Session(db.get_bind()), cookie=browser.cookie), "ada")[0]["name"],
+         "ws-ada"),
         # kim's browser does not open ada
-        (login(auth, Handler(db, cookie=f"ws-kim:{kim.id}:{kim.created}"), "ada")[1][0], 403),
+        (login(auth, Handler(db, cookie=f"ws-kim:{digest(kim)}"), "ada")[1][0], 403),
         # the room holds 2 (the presenter is not counted): zoe is told it is full
         (login(auth, Handler(db), "zoe"),
          (None, (403, "The hub is full (2 attendees): ask the presenter."))),

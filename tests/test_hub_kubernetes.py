@@ -158,7 +158,7 @@ def test_the_pods_login_refuses_and_admits_as_scripts_hubs_does(pod_login):
     cls = getattr(module, VALUES["hub"]["config"]["JupyterHub"]["authenticator_class"]
                   .removeprefix("workshop_login."))
     assert issubclass(cls, Authenticator) and cls.__module__ == "workshop_login"
-    assert login_cases.run(cls) == 20
+    assert login_cases.run(cls) == 21
     assert c.JupyterHub.template_vars == {"announcement_login": login.ANNOUNCEMENT}
     # scripts/hub runs the same class, adding only each attendee's system user, and the
     # room's cap the values set
@@ -263,7 +263,7 @@ def test_the_image_lock_installs_in_a_plain_venv_and_serves(tmp_path):
         VALUES["hub"]["extraFiles"][kubernetes.KEY]["stringData"])
     cases = subprocess.run([str(py), str(Path(__file__).with_name("login_cases.py")), str(folder)],
                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert cases.returncode == 0 and cases.stdout == "20 cases passed\n", cases.stderr
+    assert cases.returncode == 0 and cases.stdout == "21 cases passed\n", cases.stderr
     assert install("--no-deps", str(paths.ROOT)).returncode == 0
     run = subprocess.run([str(py), "-c", "import jax, workshop; workshop.setup(); print("
                           "jax.__version__, jax.numpy.arange(8).sum(), len(jax.devices()))"],

@@ -15,6 +15,7 @@ for the next login with that name). Each name is the hub user `ws-NAME`, the roo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 
 PREFIX = "ws-"                                # every attendee's hub user (and system user): ws-NAME
@@ -29,10 +30,12 @@ CLAIM, CLAIM_DAYS = "workshop-name", 14   # the signed cookie of the browser tha
 
 
 def claim(user) -> str:
-    """What the claiming browser's cookie holds: the user, and when it was made. A name freed
-    and claimed again is another user, but not always another id: SQLite, the hub's database,
-    gives a deleted newest row's id to the next one."""
-    return f"{user.name}:{user.id}:{user.created}"
+    """What the claiming browser's cookie holds: the user, named by a digest of its cookie id
+    (random, made with the user and kept across Log Out). A name freed and claimed again is
+    another user with another cookie id, but not always another id: SQLite, the hub's
+    database, gives a deleted newest row's id to the next one. A digest, not the cookie id:
+    that is what the hub's own login cookie carries."""
+    return f"{user.name}:{hashlib.sha256(user.cookie_id.encode()).hexdigest()[:32]}"
 
 
 def __getattr__(name: str):
