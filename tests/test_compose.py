@@ -136,8 +136,9 @@ def test_the_flagger_finds_every_reference_of_the_dry_run(dry_run):
         assert re.search(words, text), f"the decks no longer say {words!r}: review SEVEN"
         assert any(re.search(words, ln) for ln in flagged), (words, stdout)
     # the names only the omitted section "The caches under a jit call" introduced
+    # (table no longer: "Misses that do not retrace" imports it itself)
     names = {"probe": "Which calls miss", "CHAIN": "Who hits, who misses",
-             "table": "Misses that do not retrace", "_pjit_lower": "Misses that do not retrace"}
+             "_pjit_lower": "Misses that do not retrace"}
     for name, slide in names.items():
         assert any(f"“{slide}" in ln and f"uses {name}," in ln and
                    "“The caches under a jit call” introduces" in ln for ln in flagged), name
@@ -266,7 +267,9 @@ def _one_line(p, says):
 
 
 def _tree(folder: Path) -> dict:
-    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    """What compose could have written or changed there: its notebooks and stylesheets."""
+    return {p: p.read_bytes() for pattern in ("*.ipynb", "*.css") for p in folder.rglob(pattern)
+            if p.is_file()}
 
 
 def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
@@ -277,7 +280,12 @@ def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
             ("decks/99-mytalk.ipynb", "decks/ holds the kit's own decks", paths.DECKS),
             (tmp_path / "into-decks" / "99-mytalk.ipynb", "decks/ holds", paths.DECKS),
             ("attendee/decks/t.ipynb", "attendee/ holds what fmt writes", paths.ATTENDEE_DECKS),
-            ("exercises/t.ipynb", "exercises/ holds the labs", paths.EXERCISES)]:
+            ("exercises/t.ipynb", "exercises/ holds the labs", paths.EXERCISES),
+            # probe 3: the package, the tests, the handouts and git's folder were written to
+            ("workshop/t.ipynb", "workshop/ is the kit's package", paths.ROOT / "workshop"),
+            ("tests/t.ipynb", "tests/ holds the kit's tests", paths.ROOT / "tests"),
+            ("handouts/t.ipynb", "handouts/ holds", paths.ROOT / "handouts"),
+            (".git/t.ipynb", ".git/ is git's own", paths.ROOT / ".git")]:
         before = _tree(folder)
         p = _compose(out, CUSTOM)
         after = _tree(folder)
@@ -449,3 +457,23 @@ def test_the_composed_deck_runs(dry_run):
     ran = nbformat.reads(text, as_version=4)
     assert any(o.get("output_type") for c in ran.cells if c.cell_type == "code"
                for o in c.get("outputs", [])), json.dumps(ran.cells[1].get("outputs"))[:200]
+
+
+def test_a_talk_written_meanwhile_is_not_replaced_without_force(tmp_path, monkeypatch):
+    # probe 3: two composes of one talk at once both said "wrote" and one talk was lost; the
+    # talk is now put in place only where nothing is (a link, not a rename), so the second of
+    # two is refused in one line and the first's talk stays
+    from workshop.tools import errors
+    from workshop.tools.authoring import compose as cp
+    out = tmp_path / "t.ipynb"
+    real = cp._stylesheets
+
+    def meanwhile(path):   # another compose writes the talk after this one's checks
+        made = real(path)
+        out.write_text("theirs")
+        return made
+    monkeypatch.setattr(cp, "_stylesheets", meanwhile)
+    with pytest.raises(errors.KitError, match="exists: another compose wrote it meanwhile"):
+        cp.main(str(out), "T", ["01:One trick"])
+    assert out.read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.ipynb"]

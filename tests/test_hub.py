@@ -784,10 +784,18 @@ def test_the_hub_serves_the_course_site_at_its_own_address_over_https(tmp_path):
         # no login: another browser (a phone, say) reads it too
         fresh = requests.get(url, verify=cert, timeout=30)
         assert fresh.status_code == 200 and fresh.content == (out / "index.html").read_bytes()
-        # served by a process of the hub's, as nobody, from one copy every user can read
+        # served by a process of the hub's, as a user of its own, from one copy every user can
+        # read; another user's process (nobody's) cannot signal it, so cannot take its port
+        # (probe 3: as nobody, it was killed and its port served another page)
         served = [p for p in psutil.Process(proc.pid).children(recursive=True)
                   if "workshop.tools.hub.course" in p.cmdline()]
-        assert [p.username() for p in served] == ["nobody"]
+        assert [p.username() for p in served] == [hub.COURSE_USER]
+        assert [p for p in psutil.process_iter(["username"])
+                if p.info["username"] == hub.COURSE_USER] == served
+        kill = subprocess.run(["runuser", "-u", "nobody", "--", "kill", "-9", str(served[0].pid)],
+                              capture_output=True, text=True)
+        assert kill.returncode != 0 and "not permitted" in kill.stderr, kill.stderr
+        assert served[0].is_running()
         assert Path(served[0].cwd()) == Path(HOME["WORKSHOP_HUB_HOME"]) / "site"
     finally:
         _stop(proc, tmp_path)

@@ -371,7 +371,10 @@ def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypa
     ("header", ["not", "text"]),
     # the background image's path goes into src='…' (probe 2: its quote started an onerror)
     ("backimage", "x' onerror='alert(1)"), ("backimage", "javascript:alert(1)"),
-    ("backimage", "https://example.org/x.png"), ("backimage", "../../etc/x.png")])
+    ("backimage", "https://example.org/x.png"), ("backimage", "../../etc/x.png"),
+    # RISE reads livereveal's settings too (probe 3: a footer and a background image there ran)
+    ("livereveal.footer", "<img src=x onerror=alert(1)>"),
+    ("livereveal.backimage", "x' onerror='alert(1)")])
 def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_starts(
         tmp_path, monkeypatch, key, value):
     # a deck from someone else: RISE puts its header, footer, overlay and background image into
@@ -383,14 +386,15 @@ def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_start
     from workshop.tools.errors import KitError
     from workshop.tools.present import server
     nb = nbs.read(paths.DECKS / "01-run-it-first.ipynb")
-    nb.metadata.rise[key] = value
+    where, key = key.split(".") if "." in key else ("rise", key)
+    nb.metadata.setdefault(where, {})[key] = value
     deck = paths.BUILD / f"07-theirs-{os.getpid()}.ipynb"
     nbformat.write(nb, deck)
     monkeypatch.setattr(nbs, "decks", lambda: [deck])
     monkeypatch.setattr(server, "Server", lambda *a, **k: pytest.fail("a server was started"))
     try:
         with pytest.raises(KitError, match=rf"^{re.escape(paths.short(deck))}: its "
-                                           rf"metadata.rise.{key} holds markup") as e:
+                                           rf"metadata.{where}.{key} holds markup") as e:
             server.main("07", open_browser=False)
         assert "\n" not in str(e.value)
     finally:

@@ -284,3 +284,38 @@ def test_two_rehearsals_started_in_the_same_second_keep_a_log_each(tmp_path, mon
     assert [p.name for p in logs] == [f"{deck.stem}-20261206-203344{n}.log"
                                       for n in ("", "-2", "-3")]
     assert all(len(p.read_text(encoding="utf-8").splitlines()) == 1 for p in logs)
+
+
+def test_a_report_replaces_a_link_at_its_name_and_a_log_is_the_presenters_alone(tmp_path,
+                                                                               monkeypatch):
+    # probe 3: another user's link at the report's name, beside a log in a shared folder, had
+    # `present --report` write through it (a root file overwritten); a FIFO for a log waited
+    # silently; the rehearsal folder and its files were every user's to read, or write
+    import os
+    import stat as st
+
+    from workshop.tools.errors import KitError
+    from workshop.tools.present import rehearse
+    monkeypatch.setattr(rehearse, "DIR", tmp_path / "rehearsal")
+    deck = nbs.decks()[0]
+    old = os.umask(0)
+    try:
+        log = rehearse.start_log(deck)
+    finally:
+        os.umask(old)
+    assert st.S_IMODE(log.parent.stat().st_mode) == 0o700
+    assert st.S_IMODE(log.stat().st_mode) == 0o600
+    with log.open("a", encoding="utf-8") as f:
+        for n, t in ((1, 1.0), (2, 2.0), (3, 3.0)):
+            f.write(json.dumps({"slide": n, "t": time.time() + t}) + "\n")
+    victim = tmp_path / "victim"
+    victim.write_text("theirs")
+    log.with_suffix(".md").symlink_to(victim)
+    out = rehearse.report_from_log(log)
+    assert victim.read_text() == "theirs" and not out.is_symlink()
+    assert "3 of " in out.read_text(encoding="utf-8")
+    assert st.S_IMODE(out.stat().st_mode) == 0o600
+    fifo = tmp_path / "f.log"
+    os.mkfifo(fifo)
+    with pytest.raises(KitError, match="not a file"):
+        rehearse.report_from_log(fifo)

@@ -23,11 +23,14 @@ def short(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
+def write_atomic(path: Path, data: bytes | str, mode: int | None = None,
+                 replace: bool = True) -> None:
     """Write all of `data` to `path` or nothing: the old file stays until the new one is
     complete. The temporary file has a name of its own (two writers at once each replace the
     file with a whole version of theirs, never a torn mix); a failed write (disk full, no
-    permission) leaves no .tmp behind and is one line, a KitError."""
+    permission) leaves no .tmp behind and is one line, a KitError. A link at `path` is
+    replaced, never written through. `mode`: the file's (default: as open() makes one).
+    `replace=False`: a file that appeared at `path` meanwhile stays, and FileExistsError."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,8 +42,15 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)   # as open() would have made it (mkstemp makes 0600)
-        os.replace(tmp, path)
+        os.chmod(tmp, 0o666 & ~_UMASK if mode is None else mode)   # (mkstemp makes 0600)
+        if replace:
+            os.replace(tmp, path)
+        else:   # whole or nothing, and only where nothing is
+            os.link(tmp, path)
+            os.unlink(tmp)
+    except FileExistsError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         raise _unwritable(path, e) from None

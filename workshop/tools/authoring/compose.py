@@ -207,7 +207,12 @@ KIT_FOLDERS = [
     (paths.DECKS, "decks/ holds the kit's own decks, which the tests and the build read"),
     (paths.ATTENDEE_DECKS.parent, "attendee/ holds what fmt writes for attendees, and fmt "
                                   "removes any other notebook there"),
-    (paths.EXERCISES, "exercises/ holds the labs, which the tests and the build read")]
+    (paths.EXERCISES, "exercises/ holds the labs, which the tests and the build read"),
+    # (probe 3: written there, with a rise.css beside; present then served a talk in workshop/)
+    (paths.ROOT / "workshop", "workshop/ is the kit's package"),
+    (paths.ROOT / "tests", "tests/ holds the kit's tests"),
+    (paths.ROOT / "handouts", "handouts/ holds the build's printed handouts"),
+    (paths.ROOT / ".git", ".git/ is git's own")]
 
 
 def _target(out: str, force: bool) -> Path:
@@ -263,7 +268,7 @@ def _stylesheets(path: Path) -> tuple[list[tuple[Path, bytes]], list[str]]:
     return new, kept
 
 
-def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
+def _write(path: Path, nb, css: list[tuple[Path, bytes]], force: bool = False) -> None:
     """The missing folders, the new stylesheets, then the talk (`paths.write_atomic`: whole or
     the old one kept). A stylesheet is created, never written over one that appeared since the
     check. If any write fails (or is interrupted), what this run made is removed again."""
@@ -272,10 +277,15 @@ def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         for name, text in css:
-            with open(name, "xb") as f:
-                made.append(name)
-                f.write(text)
-        paths.write_atomic(path, nbs.normalised(nb))
+            try:
+                with open(name, "xb") as f:
+                    made.append(name)
+                    f.write(text)
+            except FileExistsError:   # made since the check (a compose beside): theirs stays
+                continue
+        # without --force, never over a talk another compose wrote meanwhile (probe 3: two at
+        # once both said "wrote"; one talk was lost)
+        paths.write_atomic(path, nbs.normalised(nb), replace=force)
     except BaseException as e:
         for p in made:
             p.unlink(missing_ok=True)
@@ -284,6 +294,9 @@ def _write(path: Path, nb, css: list[tuple[Path, bytes]]) -> None:
                 p.rmdir()
             except OSError:
                 break
+        if isinstance(e, FileExistsError):
+            raise errors.KitError(f"{paths.short(path.absolute())} exists: another compose "
+                                  "wrote it meanwhile (pass --force to overwrite it)") from None
         if isinstance(e, OSError):
             where = paths.short(Path(e.filename).absolute()) if e.filename else "it"
             raise errors.KitError(f"{paths.short(path.absolute())}: cannot write {where}: "
@@ -361,7 +374,7 @@ def main(out: str, title: str, specs: list[str], force: bool = False,
     refs = talkrefs.references(c.nb, picks, c.origin, talkrefs.shared_names(decks))
     css, kept = _stylesheets(path)
     replaced = os.path.lexists(path)   # (only with --force: _target refused it otherwise)
-    _write(path, c.nb, css)
+    _write(path, c.nb, css, force)
     _report(out, path, c, picks, refs)
     if replaced:
         print(f"compose: replaced the {path.name} that was there (--force)")

@@ -2,12 +2,11 @@
 `-f` this file, and the WORKSHOP_HUB_* variables; the codes are read from files in the hub's
 state folder, never passed). Runs inside JupyterHub, which gives `c`."""
 import os
-import pwd
 import sys
 from pathlib import Path
 
 from workshop.labs import room
-from workshop.tools.hub.local import COURSE, NOBODY, PRESENTER, SITE_PATH, libdir
+from workshop.tools.hub.local import COURSE, COURSE_USER, PRESENTER, SITE_PATH, libdir
 from workshop.tools.hub.login import ANNOUNCEMENT
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
@@ -95,10 +94,10 @@ c.JupyterHub.services = [{
     "command": [sys.executable, "-m", "jupyterhub_idle_culler",
                 f"--timeout={int(os.environ['WORKSHOP_HUB_IDLE_MINUTES']) * 60}"],
 }]
-if site:   # served as files by hub/course.py, as nobody, behind the hub's proxy
+if site:   # served as files by hub/course.py, as a system user of its own, behind the proxy
     c.JupyterHub.services.append({
         "name": COURSE, "url": f"http://127.0.0.1:{site_port}", "cwd": site,
-        "user": pwd.getpwuid(NOBODY).pw_name,
+        "user": COURSE_USER,
         "command": [sys.executable, "-m", "workshop.tools.hub.course", site],
         "environment": {"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv) else {}})
 c.JupyterHub.load_roles = [{

@@ -5,8 +5,10 @@ JupyterHub service the hub starts and stops with itself (hub/config.py).
 Why a service: the hub's own proxy routes /services/course/ here, so the room has one copy of
 the site, no port of its own to open (this listens on loopback only), and the hub's HTTPS when
 it has a certificate; an attendee opens it in a tab beside their JupyterLab, and the login page
-and the hub's home page (File, Hub Control Panel) link it. It runs as nobody: it only reads
-files every user may read. No login: the pages are the course as published (the talk, the labs
+and the hub's home page (File, Hub Control Panel) link it. It runs as a system user of its
+own, local.COURSE_USER (not nobody, whom any other nobody process could kill to take its port
+and serve its own page on the hub's address): it only reads files every user may read. No
+login: the pages are the course as published (the talk, the labs
 and their solutions, no attendee's work), and an attendee reads them on their phone too, where
 logging in would be refused (a name opens from the browser that claimed it only, hub/auth.py).
 

@@ -68,6 +68,11 @@ MATERIALS = [("decks", "attendee/decks/*.ipynb"), ("exercises", "exercises/*.ipy
 # at /services/course/ (hub/course.py) when it was built
 SITE = Path(os.environ.get("WORKSHOP_HUB_SITE", paths.BUILD / "site"))
 COURSE = "course"   # the service's name (JupyterHub routes /services/NAME/ to it)
+# the system user the course service runs as, its own: a process of any shared user (nobody's,
+# probe 3) could kill it, take its loopback port and serve its own page on the hub's address,
+# whose script then acts as whoever opens it (an admin token, minted); no other process is
+# this user's. No login, no home; made by the hub when it first serves the site
+COURSE_USER = "workshop-course"
 SITE_PATH = f"services/{COURSE}/"
 MAX_ATTENDEES = 500
 # servers started at once before attendees queue: a start is a Python process importing the
@@ -281,19 +286,35 @@ def _copy_materials(venv: Path) -> None:
 
 def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
     """The built course site copied into home/site, which every user can read (the server
-    that serves it runs as nobody; the presenter's checkout may be under a private home), in
-    place of the old copy; None when it has not been built (and no old copy is served)."""
+    that serves it runs as COURSE_USER; the presenter's checkout may be under a private home),
+    in place of the old copy; None when it has not been built (and no old copy is served)."""
     copy = home / "site"
     if not (site / "index.html").is_file():
         shutil.rmtree(copy, ignore_errors=True)
         return None
+    course_user()
     new = copy.with_name("site.new")
     shutil.rmtree(new, ignore_errors=True)
-    # (links copied as links: read as nobody, one leads to nothing only root may read)
+    # (links copied as links: read as COURSE_USER, one leads to nothing only root may read)
     shutil.copytree(site, new, symlinks=True)
     _readable(new)
     _replace(copy, new)
     return copy
+
+
+def course_user() -> str:
+    """COURSE_USER, made a system user (no login, no home, a group of its own) if it is not."""
+    try:
+        pwd.getpwnam(COURSE_USER)
+    except KeyError:
+        r = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir",
+                            "/nonexistent", "--shell", "/usr/sbin/nologin", "--user-group",
+                            COURSE_USER], capture_output=True, text=True)
+        if r.returncode not in (0, 9):   # 9: made meanwhile
+            said = (r.stderr.strip().splitlines() or ["useradd failed"])[-1]
+            raise errors.KitError(f"cannot make the course site's user {COURSE_USER}: "
+                                  f"{said}") from None
+    return COURSE_USER
 
 
 def site_line(served: Path | None, ip: str, port: int, scheme: str = "http") -> str:
@@ -384,6 +405,25 @@ def addresses(ip: str, port: int, scheme: str = "http") -> list[str]:
     return [f"{scheme}://{a}:{port}/" for a in dict.fromkeys(found)]
 
 
+LOCK = "hub.lock"   # held (flock) by the `scripts/hub` that runs a hub on this state
+
+
+def hold_state(state: Path):
+    """The state's lock, taken for as long as the returned file stays open; a KitError when
+    another hub holds it. A second hub on the same state killed the first's proxy, emptied
+    its log and replaced its hub.pid, and then --remove-attendees, reading that pid, took a
+    logged-in attendee's server and files mid-session (probe 3)."""
+    import fcntl
+    fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise errors.KitError(f"a hub is running on {paths.short(state)} (its lock is held): "
+                              "stop it (Ctrl-C where it runs) first") from None
+    return os.fdopen(fd, "r+")
+
+
 def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
     """Every attendee's system user this hub made, with their home and processes."""
     import psutil
@@ -397,6 +437,15 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
     if running:
         raise errors.KitError(f"the hub is running (pid {pid}): stop it (Ctrl-C where it runs) "
                               "first")
+    held = hold_state(state) if state.is_dir() else None   # (and no hub starts meanwhile)
+    try:
+        return _remove_attendees(state, quiet, psutil, end_processes)
+    finally:
+        if held is not None:
+            held.close()
+
+
+def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     names, failed = attendees_made(state), []
     uids = set()
     for name in names:
@@ -601,6 +650,8 @@ class Hub:
         self._log.close()
         for made in ("attendee-code", ROOM_MARK):
             (self.state / made).unlink(missing_ok=True)
+        if getattr(self, "held", None) is not None:   # the state's lock, last
+            self.held.close()
 
 
 def caps_line(kind: str, room: Room) -> str:
@@ -625,10 +676,16 @@ def start(ip: str, port: int, room: Room, code_file: Path | None,
     code = read_code_file(code_file) if code_file else None
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(state, 0o700)
-    code = code or _code(state, "generated-code", attendee_code)
-    python = prepare(home)
-    record_given(state, python.parent.parent / "materials")   # what the servers copy in
-    hub = Hub(python, ip, port, room, code, state, prepare_site(home, site))
+    held = hold_state(state)   # before anything of the state is touched; kept while it runs
+    try:
+        code = code or _code(state, "generated-code", attendee_code)
+        python = prepare(home)
+        record_given(state, python.parent.parent / "materials")   # what the servers copy in
+        hub = Hub(python, ip, port, room, code, state, prepare_site(home, site))
+    except BaseException:
+        held.close()
+        raise
+    hub.held = held
     try:
         hub.wait_ready()
     except BaseException:

@@ -15,6 +15,7 @@ planned against actual minutes per slide and per section, and the slides that ra
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,10 +101,14 @@ def start_log(deck: Path) -> Path:
     rehearsals of a deck started in the same second shared one (and then one report)."""
     log = log_path(deck)
     try:
-        log.parent.mkdir(parents=True, exist_ok=True)
+        # the presenter's alone, whatever the umask (probe 3: 0777 and 0666 under umask 000,
+        # where anyone could write slide times into it or plant a link at the report's name)
+        log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(log.parent, 0o700)
         for n in range(2, 1000):
             try:
-                with open(log, "x", encoding="utf-8") as f:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(json.dumps({"deck": paths.short(deck), "t": time.time()}) + "\n")
                 break
             except FileExistsError:
@@ -202,7 +207,10 @@ def write_report(deck: Path, log: Path, end: float | None = None) -> Path | None
         return None
     nb = nbs.read(deck)
     out = log.with_suffix(".md")
-    out.write_text(report(nb, paths.short(deck), events, end or time.time()), encoding="utf-8")
+    # replaced whole, never written through a link (probe 3: another user's link beside a log
+    # in a shared folder had `--report` overwrite a root file), and the presenter's alone
+    paths.write_atomic(out, report(nb, paths.short(deck), events, end or time.time()),
+                       mode=0o600)
     return out
 
 
@@ -210,6 +218,8 @@ def report_from_log(log: Path) -> Path:
     """`present --report LOG`: the report of a rehearsal whose present ended without writing
     it (killed, or the machine went down); the log's first line names the deck. The last
     slide's time is not known: it counts until the last change."""
+    if not Path(log).is_file():   # (a FIFO would wait for a writer, silently)
+        raise KitError(f"{log}: not a rehearsal log of present --rehearse (not a file)")
     first = next(iter(_lines(log)), None)
     deck = paths.ROOT / first["deck"] if isinstance(first, dict) and "deck" in first else None
     if deck is None or not deck.is_file():

@@ -397,9 +397,24 @@ _TEXT = re.compile(rf"(?:[^<>]|</?(?:{_INLINE})(?:\s+class=(['\"])[\w\s-]*\1)?\s
 _PATH = re.compile(r"[\w][\w./ -]*")
 
 
+# jupyterlab-rise reads its settings from both, rise's over livereveal's (RISE 5's older name:
+# its loadConfiguration spreads getMetadata("livereveal"), then getMetadata("rise")); probe 3
+# ran a livereveal footer's <img onerror> that the check of rise alone let through
+RISE_METADATA = ("livereveal", "rise")
+
+
 def markup_problem(nb) -> str | None:
     """Where `nb`'s RISE settings hold markup the slideshow would run or load, in words."""
-    rise = nb.metadata.get("rise", {})
+    for where in RISE_METADATA:
+        said = _markup_in(nb.metadata.get(where, {}), where)
+        if said:
+            return said
+    return None
+
+
+def _markup_in(rise, where: str) -> str | None:
+    if not isinstance(rise, dict):
+        return f"its metadata.{where} is not a dict of settings (a {type(rise).__name__})"
     for key in RISE_HTML:
         value = rise.get(key)
         rule = _PATH if key == "backimage" else _TEXT
@@ -408,7 +423,7 @@ def markup_problem(nb) -> str | None:
             shown = value[:60] if isinstance(value, str) else type(value).__name__
             accepts = ("a relative path of letters, digits and ./_- " if key == "backimage"
                        else "text and <span class='…'> ")
-            return (f"its metadata.rise.{key} holds markup the slideshow would run or load "
+            return (f"its metadata.{where}.{key} holds markup the slideshow would run or load "
                     f"({shown!r}): present accepts {accepts}there, as the kit's decks have")
     return None
 
