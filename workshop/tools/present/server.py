@@ -99,20 +99,23 @@ def list_decks() -> str:
 
 
 def call(base: str, token: str, path: str, body: dict | None = None,
-         method: str | None = None):
+         method: str | None = None, timeout: float = 10):
     """One request to a Jupyter server's REST API, with its token; the JSON answer."""
     req = urllib.request.Request(
         base + path, method=method or ("POST" if body is not None else "GET"),
         data=json.dumps(body).encode() if body is not None else None,
         headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read() or b"null")
 
 
 def session_for(base: str, token: str, rel: str) -> dict:
-    """A session for the notebook, so RISE finds its kernel already running."""
+    """A session for the notebook, so RISE finds its kernel already running. The server
+    answers once the kernel has started, which on a busy machine took over 10 s (a CI run
+    beside other work): as long as Jupyter itself gives a kernel to start (60 s), and more."""
     return call(base, token, "/api/sessions", {"path": rel, "name": Path(rel).name,
-                                               "type": "notebook", "kernel": {"name": "python3"}})
+                                               "type": "notebook", "kernel": {"name": "python3"}},
+                timeout=90)
 
 
 class Server:
