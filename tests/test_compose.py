@@ -285,7 +285,9 @@ def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
             ("workshop/t.ipynb", "workshop/ is the kit's package", paths.ROOT / "workshop"),
             ("tests/t.ipynb", "tests/ holds the kit's tests", paths.ROOT / "tests"),
             ("handouts/t.ipynb", "handouts/ holds", paths.ROOT / "handouts"),
-            (".git/t.ipynb", ".git/ is git's own", paths.ROOT / ".git")]:
+            (".git/t.ipynb", ".git/ is git's own", paths.ROOT / ".git"),
+            ("scripts/t.ipynb", "scripts/ holds", paths.ROOT / "scripts"),
+            ("environment/t.ipynb", "environment/ holds", paths.ROOT / "environment")]:
         before = _tree(folder)
         p = _compose(out, CUSTOM)
         after = _tree(folder)

@@ -29,3 +29,16 @@ def test_remove_attendees_while_a_hub_holds_the_state_touches_nothing(tmp_path):
         assert (tmp_path / "attendees").read_text() == "ws-nobody-here\n"
     finally:
         held.close()
+
+
+def test_a_link_or_a_fifo_at_the_lock_is_one_line(tmp_path):
+    # probe 4: a traceback
+    import os
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / local.LOCK).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(errors.KitError, match="cannot be the hub's lock"):
+        local.hold_state(tmp_path)
+    (tmp_path / local.LOCK).unlink()
+    os.mkfifo(tmp_path / local.LOCK)
+    with pytest.raises(errors.KitError, match="cannot be the hub's lock"):
+        local.hold_state(tmp_path)

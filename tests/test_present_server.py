@@ -16,6 +16,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -374,7 +375,11 @@ def test_a_deck_in_decks_that_links_out_of_the_kit_is_refused(tmp_path, monkeypa
     ("backimage", "https://example.org/x.png"), ("backimage", "../../etc/x.png"),
     # RISE reads livereveal's settings too (probe 3: a footer and a background image there ran)
     ("livereveal.footer", "<img src=x onerror=alert(1)>"),
-    ("livereveal.backimage", "x' onerror='alert(1)")])
+    ("livereveal.backimage", "x' onerror='alert(1)"),
+    # and any other setting, however deep (probe 4: a chalkboard key binding's label ran)
+    ("chalkboard", {"keyBindings": {"toggleChalkboard": {"keyCode": 66, "key": "<img src=x "
+                                                         "onerror=alert(1)>"}}}),
+    ("livereveal.chalkboard", {"keyBindings": {"clear": {"key": "x\" onmouseover=\"1"}}})])
 def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_starts(
         tmp_path, monkeypatch, key, value):
     # a deck from someone else: RISE puts its header, footer, overlay and background image into
@@ -394,7 +399,7 @@ def test_a_deck_whose_rise_settings_hold_markup_is_refused_before_a_server_start
     monkeypatch.setattr(server, "Server", lambda *a, **k: pytest.fail("a server was started"))
     try:
         with pytest.raises(KitError, match=rf"^{re.escape(paths.short(deck))}: its "
-                                           rf"metadata.{where}.{key} holds markup") as e:
+                                           rf"metadata.{where}.{key}[.\w]* holds markup") as e:
             server.main("07", open_browser=False)
         assert "\n" not in str(e.value)
     finally:
@@ -729,3 +734,29 @@ def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_w
         assert deck.read_bytes() == before
     finally:
         deck.unlink(missing_ok=True)
+
+
+def test_present_keeps_its_files_only_in_folders_of_its_own(tmp_path):
+    # probe 4: under umask 000 build/ was 0777, another user put a folder of theirs at
+    # build/present and present wrote its log, settings and kernels' keys there; a link at
+    # build/rehearsal had root make the folder it led to 0700
+    from workshop.tools.errors import KitError
+    from workshop.tools.present.private import private_dir
+    open_to_all = Path(tempfile.mkdtemp(prefix="probe-", dir=paths.BUILD))
+    try:
+        os.chmod(open_to_all, 0o777)
+        made = private_dir(open_to_all / "present")
+        assert _mode(made) == 0o700 and _mode(open_to_all) == 0o755   # no longer others'
+        elsewhere = tmp_path / "theirs"
+        elsewhere.mkdir(mode=0o755)
+        (open_to_all / "rehearsal").symlink_to(elsewhere)
+        with pytest.raises(KitError, match="rehearsal is a link"):
+            private_dir(open_to_all / "rehearsal")
+        assert _mode(elsewhere) == 0o755
+        if os.geteuid() == 0:   # another user's folder (root can chown one to nobody)
+            (open_to_all / "other").mkdir()
+            os.chown(open_to_all / "other", 65534, 65534)
+            with pytest.raises(KitError, match="other is user 65534's, not yours"):
+                private_dir(open_to_all / "other")
+    finally:
+        shutil.rmtree(open_to_all)

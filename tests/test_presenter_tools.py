@@ -319,3 +319,6 @@ def test_a_report_replaces_a_link_at_its_name_and_a_log_is_the_presenters_alone(
     os.mkfifo(fifo)
     with pytest.raises(KitError, match="not a file"):
         rehearse.report_from_log(fifo)
+    with pytest.raises(KitError, match="a log is NAME.log"):   # (probe 4: written over)
+        rehearse.report_from_log(out)
+    assert "3 of " in out.read_text(encoding="utf-8")

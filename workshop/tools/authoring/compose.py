@@ -212,7 +212,9 @@ KIT_FOLDERS = [
     (paths.ROOT / "workshop", "workshop/ is the kit's package"),
     (paths.ROOT / "tests", "tests/ holds the kit's tests"),
     (paths.ROOT / "handouts", "handouts/ holds the build's printed handouts"),
-    (paths.ROOT / ".git", ".git/ is git's own")]
+    (paths.ROOT / ".git", ".git/ is git's own"),
+    (paths.ROOT / "scripts", "scripts/ holds the kit's commands"),
+    (paths.ROOT / "environment", "environment/ holds the kit's lock")]
 
 
 def _target(out: str, force: bool) -> Path:

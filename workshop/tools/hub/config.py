@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 
 from workshop.labs import room
-from workshop.tools.hub.local import COURSE, COURSE_USER, PRESENTER, SITE_PATH, libdir
+from workshop.tools.hub import course
+from workshop.tools.hub.local import PRESENTER, SITE_PATH, libdir
 from workshop.tools.hub.login import ANNOUNCEMENT
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
 state = Path(os.environ["WORKSHOP_HUB_STATE"])
 venv = Path(os.environ["WORKSHOP_HUB_VENV"])
-hub_port, api_port, site_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
+hub_port, api_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
 site = os.environ["WORKSHOP_HUB_SITE_COPY"]   # the course site's copy, or "" (not built)
 
 # HTTPS when the presenter gave a certificate (the proxy speaks it; the hub behind it, on
@@ -94,12 +95,8 @@ c.JupyterHub.services = [{
     "command": [sys.executable, "-m", "jupyterhub_idle_culler",
                 f"--timeout={int(os.environ['WORKSHOP_HUB_IDLE_MINUTES']) * 60}"],
 }]
-if site:   # served as files by hub/course.py, as a system user of its own, behind the proxy
-    c.JupyterHub.services.append({
-        "name": COURSE, "url": f"http://127.0.0.1:{site_port}", "cwd": site,
-        "user": COURSE_USER,
-        "command": [sys.executable, "-m", "workshop.tools.hub.course", site],
-        "environment": {"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv) else {}})
+if site:   # served as files by the hub's own process (hub/course.py says why not a service)
+    c.JupyterHub.extra_handlers = course.handlers(site, f"/{SITE_PATH}")
 c.JupyterHub.load_roles = [{
     "name": "idle-culler",
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],

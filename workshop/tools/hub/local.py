@@ -26,7 +26,7 @@ as `presenter` with the admin code in STATE/presenter-code. No code is ever on a
 in the environment. Idle servers are stopped after an hour (jupyterhub-idle-culler).
 
 The course site (`scripts/build --site`, build/site/), when built, is copied into HUB_HOME/site
-and served at /services/course/ on the hub's address (hub/course.py says why so); when it is
+and served at /hub/course/ on the hub's address (hub/course.py says why so); when it is
 not, the hub says so in one line and starts without it.
 """
 from __future__ import annotations
@@ -65,15 +65,11 @@ CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"   # no 0/o, 1/l/i: read off a 
 # (no check cells, no speaker notes) and of the labs (not exercises/solutions/)
 MATERIALS = [("decks", "attendee/decks/*.ipynb"), ("exercises", "exercises/*.ipynb")]
 # the course site (`scripts/build --site`, builder/site.py's OUT), served to the room by the hub
-# at /services/course/ (hub/course.py) when it was built
+# at /hub/course/ (hub/course.py) when it was built
 SITE = Path(os.environ.get("WORKSHOP_HUB_SITE", paths.BUILD / "site"))
-COURSE = "course"   # the service's name (JupyterHub routes /services/NAME/ to it)
-# the system user the course service runs as, its own: a process of any shared user (nobody's,
-# probe 3) could kill it, take its loopback port and serve its own page on the hub's address,
-# whose script then acts as whoever opens it (an admin token, minted); no other process is
-# this user's. No login, no home; made by the hub when it first serves the site
-COURSE_USER = "workshop-course"
-SITE_PATH = f"services/{COURSE}/"
+COURSE = "course"   # the site's path under the hub's own /hub/ (hub/course.py)
+
+SITE_PATH = f"hub/{COURSE}/"
 MAX_ATTENDEES = 500
 # servers started at once before attendees queue: a start is a Python process importing the
 # Jupyter server, mostly CPU; two per core keep each start short (hub-load: 4 at once on 2
@@ -286,35 +282,20 @@ def _copy_materials(venv: Path) -> None:
 
 def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
     """The built course site copied into home/site, which every user can read (the server
-    that serves it runs as COURSE_USER; the presenter's checkout may be under a private home),
+    serves it as files; the presenter's checkout may be under a private home),
     in place of the old copy; None when it has not been built (and no old copy is served)."""
     copy = home / "site"
     if not (site / "index.html").is_file():
         shutil.rmtree(copy, ignore_errors=True)
         return None
-    course_user()
     new = copy.with_name("site.new")
     shutil.rmtree(new, ignore_errors=True)
-    # (links copied as links: read as COURSE_USER, one leads to nothing only root may read)
-    shutil.copytree(site, new, symlinks=True)
+    # no links: the hub serves the copy as root (a link would hand out what it leads to)
+    shutil.copytree(site, new, symlinks=True, ignore=lambda d, names: [
+        n for n in names if os.path.islink(os.path.join(d, n))])
     _readable(new)
     _replace(copy, new)
     return copy
-
-
-def course_user() -> str:
-    """COURSE_USER, made a system user (no login, no home, a group of its own) if it is not."""
-    try:
-        pwd.getpwnam(COURSE_USER)
-    except KeyError:
-        r = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir",
-                            "/nonexistent", "--shell", "/usr/sbin/nologin", "--user-group",
-                            COURSE_USER], capture_output=True, text=True)
-        if r.returncode not in (0, 9):   # 9: made meanwhile
-            said = (r.stderr.strip().splitlines() or ["useradd failed"])[-1]
-            raise errors.KitError(f"cannot make the course site's user {COURSE_USER}: "
-                                  f"{said}") from None
-    return COURSE_USER
 
 
 def site_line(served: Path | None, ip: str, port: int, scheme: str = "http") -> str:
@@ -414,7 +395,15 @@ def hold_state(state: Path):
     its log and replaced its hub.pid, and then --remove-attendees, reading that pid, took a
     logged-in attendee's server and files mid-session (probe 3)."""
     import fcntl
-    fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:   # (a link or a FIFO there is not a lock: probe 4 got a traceback)
+        fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+                     0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a file")
+    except OSError as e:
+        raise errors.KitError(f"{paths.short(state / LOCK)} cannot be the hub's lock "
+                              f"({e.strerror or e}): remove it") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -591,7 +580,7 @@ class Hub:
                    WORKSHOP_HUB_MEMORY_CAP=str(int(room.memory_gib * 2**30)),
                    WORKSHOP_HUB_CPU_CAP=str(room.cpus),
                    WORKSHOP_HUB_SSL_CERT=room.cert, WORKSHOP_HUB_SSL_KEY=room.key,
-                   WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()},{free_port()}",
+                   WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
                    WORKSHOP_HUB_SITE_COPY=str(site or ""),
                    WORKSHOP_HUB_VENV=str(python.parent.parent),
                    WORKSHOP_HUB_IDLE_MINUTES=str(IDLE_MINUTES),

@@ -24,6 +24,7 @@ from .. import notebooks as nbs
 from .. import paths, talk
 from ..errors import KitError
 from . import pacing
+from .private import private_dir
 
 DIR = paths.BUILD / "rehearsal"
 
@@ -103,8 +104,7 @@ def start_log(deck: Path) -> Path:
     try:
         # the presenter's alone, whatever the umask (probe 3: 0777 and 0666 under umask 000,
         # where anyone could write slide times into it or plant a link at the report's name)
-        log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(log.parent, 0o700)
+        private_dir(log.parent)
         for n in range(2, 1000):
             try:
                 fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -220,6 +220,9 @@ def report_from_log(log: Path) -> Path:
     slide's time is not known: it counts until the last change."""
     if not Path(log).is_file():   # (a FIFO would wait for a writer, silently)
         raise KitError(f"{log}: not a rehearsal log of present --rehearse (not a file)")
+    if Path(log).suffix != ".log":   # (its report, NAME.md, would be written over it)
+        raise KitError(f"{log}: not a rehearsal log of present --rehearse (a log is NAME.log; "
+                       "its report is written beside it as NAME.md)")
     first = next(iter(_lines(log)), None)
     deck = paths.ROOT / first["deck"] if isinstance(first, dict) and "deck" in first else None
     if deck is None or not deck.is_file():

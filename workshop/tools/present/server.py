@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .. import errors, paths
 from .. import notebooks as nbs
+from .private import private_dir
 
 HOST = "127.0.0.1"
 # the classes whose `ip` places a kernel's ports, most general first (traitlets applies a
@@ -360,13 +361,6 @@ class Server:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def private_dir(folder: Path) -> Path:
-    """`folder`, made if needed, readable by this user only."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
-    return folder
-
-
 KEEP_LOGS, KEEP_DAYS = 20, 1
 
 
@@ -428,7 +422,29 @@ def _markup_in(rise, where: str) -> str | None:
                        else "text and <span class='…'> ")
             return (f"its metadata.{where}.{key} holds markup the slideshow would run or load "
                     f"({shown!r}): present accepts {accepts}there, as the kit's decks have")
+    # every other setting, however deep, is a word, a number or a flag: RISE's plugins put
+    # some into the page too (probe 4: chalkboard.keyBindings.*.key went into a button's HTML)
+    for path, value in _strings(rise, where):
+        if path.split(".")[1] not in RISE_HTML and _QUOTED.search(value):
+            return (f"its metadata.{path} holds markup the slideshow would run ({value[:60]!r}):"
+                    " present accepts no <, >, quote or backtick in a RISE setting there")
     return None
+
+
+_QUOTED = re.compile(r"[<>\"'`]")
+
+
+def _strings(value, path: str):
+    """(dotted path, string) for every string in a JSON value (keys included)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield f"{path}.{k}", str(k)
+            yield from _strings(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{path}.{i}")
 
 
 def refuse_what_cannot_be_shown(path: Path) -> None:
