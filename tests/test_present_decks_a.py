@@ -2,10 +2,10 @@
 and 1920×1080, under `-m thorough` (CI's second step, and --full). The quick run measures every
 deck's talk path in print instead (test_handouts.py: the slides PDF lays each slide out in the
 live slide's box, so a slide that would scroll on the projector overflows its page) and deck
-01 live, from the slideshow, at all three sizes (test_present_slides.py), which is the proof
-that live and print agree; the server's own tests are in test_present_server.py. Two files,
-this one and test_present_decks_b.py, each with a server of its own, so that two workers end
-on one each."""
+01 live, from the slideshow, at 1280×720 (test_present_slides.py; its other two sizes under
+thorough too), which is the proof that live and print agree; the server's own tests are in
+test_present_server.py. Two files, this one and test_present_decks_b.py, each with a server of
+its own, so that two workers end on one each."""
 from __future__ import annotations
 
 import pytest

@@ -122,7 +122,16 @@ def test_every_page_script_is_javascript_a_browser_parses(chromium):
 @pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)   # 02–06: its twin in
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_present_decks
                                                   executed_decks, runs, deck):
-    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES)
+    # at 1280×720, where the slide is laid out (a slide larger than it scrolls at every size);
+    # the sizes it is scaled to, where rounding may push a line over the edge, under thorough
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[:1])
+
+
+@pytest.mark.thorough
+@pytest.mark.browser
+@pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)
+def test_every_slide_fits_at_the_other_sizes(chromium, presenting, executed_decks, runs, deck):
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[1:])
 
 
 def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes):

@@ -196,7 +196,10 @@ def test_present_refuses_a_bad_byline_before_it_starts_anything():
         "workshop present: --presenter: one line of text, not 'two\\nlines'"], p.stderr
 
 
-@pytest.mark.parametrize("gaps", [(0.05,), (0.05, 0.05), (0.3, 0.3)])
+# three Ctrl-C's in the quick run (told to wait, then ignored); one, and two after the
+# clean-up, under thorough
+@pytest.mark.parametrize("gaps", [pytest.param((0.05,), marks=pytest.mark.thorough), (0.05, 0.05),
+                                  pytest.param((0.3, 0.3), marks=pytest.mark.thorough)])
 def test_a_second_ctrl_c_while_present_stops_keeps_the_rehearsal_report(gaps):
     # a presenter's habitual Ctrl-C Ctrl-C (or three): one while it stops (the server's stop
     # takes some 0.3 to 2 s) is told to wait; one after its clean-up is ignored (it turned a

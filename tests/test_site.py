@@ -162,13 +162,24 @@ def _offline(offsite: list):
     return guard
 
 
-# a phone's width, where a long name scrolls first; a projector's under -m thorough
-@pytest.mark.parametrize("w, h", [(390, 844), pytest.param(1280, 720, marks=pytest.mark.thorough)])
-def test_no_page_scrolls_sideways_or_asks_off_the_machine(built, chromium, w, h):
+# a phone's width, where a long name scrolls first: in the quick run a page of each kind (the
+# home page, the decks with the longest source names and code, a lab and its solutions); every
+# page, and a projector's width, under -m thorough
+WIDTH_QUICK = ["index.html", f"decks/{nbs.decks()[1].stem}.html",
+               f"decks/{nbs.decks()[-1].stem}.html", f"labs/{nbs.lab_sources()[0].stem}.html",
+               f"labs/{nbs.lab_sources()[0].stem}.solutions.html"]
+
+
+@pytest.mark.parametrize("w, h, every", [
+    (390, 844, False), pytest.param(390, 844, True, marks=pytest.mark.thorough),
+    pytest.param(1280, 720, True, marks=pytest.mark.thorough)])
+def test_no_page_scrolls_sideways_or_asks_off_the_machine(built, chromium, w, h, every):
     out, offsite, widths = built["out"], [], {}
     page = chromium.new_page(viewport={"width": w, "height": h})
     page.route("**/*", _offline(offsite))
-    for p in _pages(out):
+    pages = _pages(out) if every else [out / name for name in WIDTH_QUICK]
+    assert all(p.is_file() for p in pages), [p for p in pages if not p.is_file()]
+    for p in pages:
         page.goto(p.as_uri())
         widths[p.relative_to(out).as_posix()] = page.evaluate(
             "() => document.documentElement.scrollWidth")
