@@ -594,6 +594,22 @@ def test_keys_step_deck_01_one_at_a_time_and_its_title_shows_the_byline(chromium
         after = next(st for i, st in enumerate(all_steps) if all_steps[i - 1][:2] == (13, 0))
         press(page, "ArrowRight", after[:2], counter(after[0], n, talk_n),
               "→ after the black screen")
+        # a section left from its last sub-slide, then a jump back (Home, the overview, a cut):
+        # the next step from the slide before it shows the section's top (Reveal resumed a
+        # stack where it was last left: deck 01's slide 9 went to 16)
+        kind_of = {s: kind for s, _, kind in all_steps}
+        top = next(s for s, f, kind in all_steps if kind == "slide" and f == 0 and
+                   kind_of.get(s - 1) == "subslide" and kind_of.get(s + 1) == "subslide")
+        bottom = max(s for s, _, kind in all_steps if s >= top and
+                     all(k == "subslide" for t, _, k in all_steps if top < t <= s))
+        before = max(st for st in all_steps if st[0] < top)
+        go_step(page, bottom, 0)
+        go_step(page, *before[:2])
+        for key in ("ArrowRight", "Space"):
+            press(page, key, (top, 0), counter(top, n, talk_n), f"{key} into a section left "
+                  f"at its slide {bottom}")
+            go_step(page, bottom, 0)
+            go_step(page, *before[:2])
     finally:
         page.close()
 

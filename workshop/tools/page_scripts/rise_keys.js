@@ -96,4 +96,14 @@
     window.postMessage(JSON.stringify({method: 'configure',
                                        args: [{navigationMode: 'linear'}]}), '*');
   });
+  // Reveal enters a section's stack at the sub-slide it last left there (data-previous-indexv):
+  // after a jump back (Home, the overview, a cut) the next step from the slide before a section
+  // landed in that section's middle (deck 01: slide 9 to 16). Every stack starts at its top
+  // (Reveal reads data-start-indexv first); a step back still lands on its last sub-slide
+  function fromTheTop() {
+    document.querySelectorAll('.reveal .slides > section.stack:not([data-start-indexv])')
+      .forEach(function (s) { s.setAttribute('data-start-indexv', '0'); });
+  }
+  document.addEventListener('ready', fromTheTop);
+  document.addEventListener('slidechanged', fromTheTop);
 })();

@@ -386,9 +386,11 @@ def press(page, key: str, want: tuple[int, int], label: str | None, where: str,
                                arg=[list(want), label], timeout=5_000, polling=25)
     except Exception:
         got = page.evaluate(STEP_JS)
+        focus = page.evaluate("() => { const a = document.activeElement; return a ? "
+                              "a.tagName + '.' + String(a.className).slice(0, 60) : 'none'; }")
         raise DriverError(f"{where}: {key} should show slide {want[0]} with {want[1]} "
                           f"fragment(s), counter {label}; the page shows slide {got[0]} with "
-                          f"{got[1]}, counter {got[2]}") from None
+                          f"{got[1]}, counter {got[2]} (the focus on {focus})") from None
     return page.evaluate(STEP_JS)
 
 
