@@ -325,3 +325,16 @@ def test_a_report_replaces_a_link_at_its_name_and_a_log_is_the_presenters_alone(
     with pytest.raises(KitError, match="a log is NAME.log"):   # (probe 4: written over)
         rehearse.report_from_log(out)
     assert "3 of " in out.read_text(encoding="utf-8")
+    # a log past any rehearsal's size (probe 4: read whole, a MemoryError) is one line, unread:
+    # a sparse file with a real log's first line
+    huge = tmp_path / "huge.log"
+    huge.write_bytes(log.read_bytes().splitlines(keepends=True)[0])
+    with huge.open("r+b") as f:
+        f.truncate(rehearse.LOG_MAX + 1)
+    with pytest.raises(KitError, match=r"huge.log: not a rehearsal log .*\(16 MiB; a rehearsal "
+                                       r"writes a line a slide change, a log is under 16 MiB\)"):
+        rehearse.report_from_log(huge)
+    with huge.open("r+b") as f:   # at the limit, it is read (its padding is no line)
+        f.truncate(rehearse.LOG_MAX)
+    with pytest.raises(KitError, match="no slide was shown"):
+        rehearse.report_from_log(huge)

@@ -235,8 +235,18 @@ def report_from_log(log: Path) -> Path:
     return out
 
 
+# A rehearsal writes one line of some 60 bytes a slide change: a log past this is no
+# rehearsal's, and reading it whole ran out of memory (probe 4: a MemoryError traceback)
+LOG_MAX = 16 << 20
+
+
 def _lines(log: Path) -> list:
     try:
+        size = log.stat().st_size
+        if size > LOG_MAX:
+            raise KitError(f"{log}: not a rehearsal log of present --rehearse ({size >> 20} MiB; "
+                           f"a rehearsal writes a line a slide change, a log is under "
+                           f"{LOG_MAX >> 20} MiB)")
         text = log.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise KitError(f"{log}: cannot be read ({getattr(e, 'strerror', None) or e})") from None
