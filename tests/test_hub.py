@@ -528,6 +528,33 @@ def test_a_port_in_use_is_refused_before_anything_starts(tmp_path):
     assert not (tmp_path / "state").exists()
 
 
+def test_a_hub_whose_own_port_was_taken_leaves_nothing_behind(tmp_path, monkeypatch):
+    # probe 5: another local user bound the hub's own port first (the proxy's command line, which
+    # every user reads, names it): JupyterHub exited, and the proxy it had started lived on as
+    # init's child, serving that user's page at the hub's address to whoever opened it
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    real = hub.free_port
+    port, ports = real(), iter([taken.getsockname()[1]])   # the hub's own port: the first asked
+    monkeypatch.setattr(hub, "free_port", lambda: next(ports, None) or real())
+    state = tmp_path / "state"
+    try:
+        with pytest.raises(errors.KitError, match=r"JupyterHub exited \(1\)"):
+            hub.start("127.0.0.1", port, hub.Room(attendees=1, starts=1), None, state=state,
+                      home=Path(HOME["WORKSHOP_HUB_HOME"]), site=tmp_path / "no-site")
+        left = [p.pid for p in psutil.process_iter(["cmdline"])
+                if "workshop.tools.hub.proxy" in (p.info["cmdline"] or [])[2:3]
+                and str(port) in (p.info["cmdline"] or [])]
+        with socket.socket() as probe:
+            listening = probe.connect_ex(("127.0.0.1", port)) == 0
+        assert not left and not listening, f"the proxy {left} still serves port {port}"
+    finally:
+        taken.close()
+        cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
+
+
 def test_not_root_is_refused_in_one_line(monkeypatch):
     # (the kit's .venv cannot run as another user here: its Python is under /root)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

@@ -627,6 +627,10 @@ class Hub:
             started = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.Error:
             started = []
+        # and its proxy, a session of its own: a hub that failed to start (another local
+        # user had bound its own port first) exited without stopping it, and it served that
+        # user's page at the hub's address, as init's child (probe 5)
+        started += [p for p in [its_proxy(self.state)] if p is not None and p not in started]
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -641,6 +645,20 @@ class Hub:
             (self.state / made).unlink(missing_ok=True)
         if getattr(self, "held", None) is not None:   # the state's lock, last
             self.held.close()
+
+
+def its_proxy(state: Path):
+    """The proxy the hub on `state` started (JupyterHub keeps its pid in state/proxy.pid, as
+    hub/config.py says), if it still runs there: a psutil.Process, or None."""
+    import psutil
+    try:
+        pid = int((state / "proxy.pid").read_text().strip())   # (hub/config.py names it)
+        p = psutil.Process(pid)
+        if "workshop.tools.hub.proxy" in p.cmdline() and p.cwd() == str(state):
+            return p
+    except (OSError, ValueError, psutil.Error):
+        pass
+    return None
 
 
 def caps_line(kind: str, room: Room) -> str:
