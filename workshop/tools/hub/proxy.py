@@ -6,8 +6,14 @@ holds a request open for up to 10 s) were a third of them turned away by that pa
 hub. Its --ssl-key/--ssl-cert stop it ("not supported yet"): this launcher takes them and gives
 the proxy's public server a TLS context (its API, on loopback, stays plain HTTP), and tells the
 hub which requests came over HTTPS. config.py runs this in place of the proxy's own command."""
+import ipaddress
+import os
+import pwd
 import ssl
 import sys
+import time
+import urllib.parse
+from pathlib import Path
 
 from tornado.httpclient import AsyncHTTPClient
 
@@ -31,6 +37,7 @@ def _take(flag: str) -> str:
 
 def main() -> int:
     AsyncHTTPClient.configure(None, max_clients=AT_ONCE)
+    _forward_to_owners_only()
     from configurable_http_proxy import cli
     cert, key = _take("--ssl-cert"), _take("--ssl-key")
     if cert:
@@ -59,6 +66,105 @@ def _forward_https() -> None:
         request.headers["x-forwarded-proto"] = self.request.protocol
         return request
     handlers.ProxyHandler._get_proxy_request = _get_proxy_request
+
+
+
+# ----------------------------------------------------------------- whose port a route leads to
+# A server's port on loopback is chosen before the server binds it (an attendee's server binds
+# its port some 4 s after JupyterHub picked it; the hub binds its own after it started this
+# proxy, whose command line names it): another local user who bound it first got the room's
+# requests, and the login's redirect took an attendee, or the presenter, to their page on the
+# hub's origin, where it could mint an admin token (probe 5). So a route is followed, and an
+# error page fetched, only to a loopback port that its owner holds: an attendee's server to the
+# attendee's user, the hub's routes to this proxy's own user (JupyterHub's, which started it).
+
+OWNERS_FOR = 0.5   # seconds a port's owners are kept (a room's page loads ask many at once)
+_seen: dict = {}
+
+
+def listeners(ip, port: int) -> set[int]:
+    """The users whose sockets listen on `port` where a connection to `ip` may land (that
+    address, or every address), from the kernel's tables of this network namespace."""
+    uids = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            if len(f) < 8 or f[3] != "0A":   # LISTEN
+                continue
+            addr, hexport = f[1].split(":")
+            if int(hexport, 16) != port:
+                continue
+            local = _address(addr)
+            if local.is_unspecified or local == ip or \
+                    getattr(local, "ipv4_mapped", None) == ip:
+                uids.add(int(f[7]))
+    return uids
+
+
+def _address(hexaddr: str):
+    """An address as /proc/net/tcp prints it: each 32-bit word in the machine's byte order."""
+    raw = bytes.fromhex(hexaddr)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(raw)
+
+
+def impostor(data: dict) -> str:
+    """Why a route's target must not be followed ("" when it may): its loopback port held by a
+    user other than the route's (an attendee's server: that attendee; anything else the hub
+    routes: this proxy's own user). Targets off this machine are not ours to judge."""
+    target = urllib.parse.urlparse(str(data.get("target", "")))
+    try:
+        ip, port = ipaddress.ip_address(target.hostname or ""), target.port
+    except ValueError:
+        return ""
+    if not ip.is_loopback or not port:
+        return ""
+    user = data.get("user")
+    try:
+        want = pwd.getpwnam(user).pw_uid if user else os.geteuid()
+    except KeyError:
+        return f"the route of user {user!r}, who has no account here, is not followed"
+    kept = _seen.get((ip, port))
+    if kept is None or time.monotonic() - kept[0] > OWNERS_FOR:
+        kept = (time.monotonic(), listeners(ip, port))
+        _seen[(ip, port)] = kept
+    owners = kept[1]
+    if owners and owners != {want}:
+        whose = f"user {user}'s" if user else "the hub's"
+        return (f"port {port} is held by uid {', '.join(map(str, sorted(owners)))}, not by "
+                f"{whose} ({want}): not forwarded")
+    return ""
+
+
+def _forward_to_owners_only() -> None:
+    from configurable_http_proxy import configproxy, handlers
+    from tornado.web import HTTPError
+
+    def target_for_req(self, host, path):
+        route = self._routes.get_target(("/" + host if host else "") + urllib.parse.unquote(path))
+        if not route:
+            return None
+        problem = impostor(route.data)
+        if problem:
+            self.log.error(f"{route.prefix}: {problem}")
+            return None
+        return {"prefix": route.prefix, "target": route.data["target"]}
+    configproxy.PythonProxy.target_for_req = target_for_req
+
+    fetch_error_page = handlers.ProxyHandler.handle_proxy_error
+
+    async def handle_proxy_error(self, code, err):
+        problem = self.proxy.error_target and impostor({"target": self.proxy.error_target})
+        if problem:   # (the error pages are the hub's, on its own port)
+            self.proxy.log.error(f"error page: {problem}")
+            raise HTTPError(code)
+        return await fetch_error_page(self, code, err)
+    handlers.ProxyHandler.handle_proxy_error = handle_proxy_error
 
 
 if __name__ == "__main__":

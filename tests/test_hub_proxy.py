@@ -1,0 +1,155 @@
+"""The hub's proxy follows a route only to a port its owner holds (probe 5): an attendee's
+server port, or the hub's own, bound first by another local user, got the room's requests and
+the login's redirect, on the hub's origin. Here the kit's proxy (hub/proxy.py), as JupyterHub
+starts it, with routes added through its API as JupyterHub adds them."""
+from __future__ import annotations
+
+import getpass
+import http.server
+import json
+import os
+import pwd
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from workshop.tools.hub import proxy
+from workshop.tools.hub.local import free_port
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"the owner's page"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def page():
+    """A page served by this user, on loopback."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def _other_user() -> str:
+    return next(u.pw_name for u in pwd.getpwall() if u.pw_uid != os.geteuid())
+
+
+def test_a_loopback_ports_owners_are_read_from_the_kernels_tables(page):
+    import ipaddress
+    me = os.geteuid()
+    assert proxy.listeners(ipaddress.ip_address("127.0.0.1"), page) == {me}
+    with socket.socket(socket.AF_INET6) as any6:   # every address, IPv6 and mapped IPv4 too
+        any6.bind(("::", 0))
+        any6.listen()
+        port = any6.getsockname()[1]
+        assert proxy.listeners(ipaddress.ip_address("127.0.0.1"), port) == {me}
+    assert proxy.listeners(ipaddress.ip_address("127.0.0.1"), free_port()) == set()
+    target = f"http://127.0.0.1:{page}"
+    assert proxy.impostor({"target": target, "user": getpass.getuser()}) == ""
+    assert proxy.impostor({"target": target, "hub": True}) == ""
+    other = _other_user()
+    want = pwd.getpwnam(other).pw_uid
+    assert proxy.impostor({"target": target, "user": other}) == (
+        f"port {page} is held by uid {me}, not by user {other}'s ({want}): not forwarded")
+    assert "who has no account here" in proxy.impostor({"target": target, "user": "no-such-u"})
+    assert proxy.impostor({"target": "http://10.0.0.5:8888", "user": other}) == ""   # off here
+
+
+class _Proxy:
+    """The kit's proxy on loopback, as JupyterHub starts it (hub/config.py), with its API."""
+
+    def __init__(self, error_target: str):
+        self.public, self.api, self.token = free_port(), free_port(), "t" * 32
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "workshop.tools.hub.proxy", "--ip", "127.0.0.1", "--port",
+             str(self.public), "--api-ip", "127.0.0.1", "--api-port", str(self.api),
+             "--error-target", error_target],
+            env=dict(os.environ, CONFIGPROXY_AUTH_TOKEN=self.token),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def route(self, path, **data) -> int:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.api}/api/routes{path}",
+                                     data=json.dumps(data).encode(), method="POST",
+                                     headers={"Authorization": f"token {self.token}"})
+        end = time.monotonic() + 30
+        while True:
+            try:
+                return urllib.request.urlopen(req, timeout=5).status
+            except (urllib.error.URLError, ConnectionError):
+                if time.monotonic() > end or self.p.poll() is not None:
+                    raise
+                time.sleep(0.2)
+
+    def get(self, path) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.public}{path}",
+                                        timeout=10) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def stop(self) -> str:
+        self.p.terminate()
+        return self.p.communicate(timeout=30)[0]
+
+
+def test_the_proxy_forwards_a_route_only_to_its_owners_port(page):
+    px = _Proxy(error_target=f"http://127.0.0.1:{free_port()}/hub/error")   # (none there)
+    try:
+        target = f"http://127.0.0.1:{page}"
+        assert px.route("/user/mine", target=target, user=getpass.getuser()) == 201
+        assert px.route("/user/theirs", target=target, user=_other_user()) == 201
+        assert px.route("/", target=target, hub=True) == 201
+        assert px.get("/user/mine/lab") == (200, "the owner's page")
+        assert px.get("/hub/login") == (200, "the owner's page")
+        code, body = px.get("/user/theirs/lab")   # another user's route, this user's port
+        assert code == 404 and "the owner's page" not in body, (code, body)
+    finally:
+        out = px.stop()
+    assert f"/user/theirs: port {page} is held by uid {os.geteuid()}" in out, out[-2000:]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another user's listener: runuser, as root")
+def test_another_users_listener_on_the_hubs_ports_gets_no_request():
+    # probe 5's H1 and H2: nobody holds an attendee's server port and the hub's own (the
+    # error pages' target); the attendee's route and every error page stay off nobody's page
+    port = free_port()
+    theirs = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                               "import http.server as h, sys\n"
+                               "class P(h.BaseHTTPRequestHandler):\n"
+                               "    def do_GET(s):\n"
+                               "        s.send_response(200); s.end_headers(); "
+                               "s.wfile.write(b'NOBODY')\n"
+                               f"h.HTTPServer(('127.0.0.1', {port}), P).serve_forever()"])
+    px = _Proxy(error_target=f"http://127.0.0.1:{port}/hub/error")
+    try:
+        end = time.monotonic() + 30
+        while not proxy.listeners(__import__("ipaddress").ip_address("127.0.0.1"), port):
+            assert time.monotonic() < end and theirs.poll() is None, "nobody's page did not start"
+            time.sleep(0.1)
+        assert px.route("/user/ada", target=f"http://127.0.0.1:{port}",
+                        user=getpass.getuser()) == 201
+        assert px.route("/user/nobody", target=f"http://127.0.0.1:{port}", user="nobody") == 201
+        for path in ("/user/ada/lab", "/hub/login", "/nowhere"):
+            code, body = px.get(path)
+            assert code == 404 and "NOBODY" not in body, (path, code, body)
+        assert px.get("/user/nobody/") == (200, "NOBODY")   # nobody's own route: theirs
+    finally:
+        out = px.stop()
+        theirs.kill()
+        theirs.wait()
+    assert f"error page: port {port} is held by uid {pwd.getpwnam('nobody').pw_uid}" in out
