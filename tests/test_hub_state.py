@@ -42,3 +42,49 @@ def test_a_link_or_a_fifo_at_the_lock_is_one_line(tmp_path):
     os.mkfifo(tmp_path / local.LOCK)
     with pytest.raises(errors.KitError, match="cannot be the hub's lock"):
         local.hold_state(tmp_path)
+
+
+def _site(root):
+    site = root / "site"
+    (site / "labs").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>the course</h1>")
+    (site / "labs" / "J1.html").write_text("J1")
+    for p in (site, site / "labs"):
+        p.chmod(0o755)
+    for p in (site / "index.html", site / "labs" / "J1.html"):
+        p.chmod(0o644)
+    return site
+
+
+@pytest.mark.parametrize("spoil, says", [
+    (lambda s: (s / "labs").chmod(0o777), "labs is writable by other users"),
+    (lambda s: (s / "index.html").chmod(0o666), "index.html is writable by other users"),
+    (lambda s: __import__("os").mkfifo(s / "labs" / "zz.fifo"),
+     "zz.fifo is not a file or a folder"),
+])
+def test_a_course_site_another_user_could_change_is_not_served(tmp_path, spoil, says):
+    # probe 5 (H3, high, with a site built under umask 000): root's copy followed a folder
+    # another user swapped for a link mid-copy (a root-only file came out readable by all), and
+    # served their index.html on the hub's origin; a FIFO in it stopped the hub with a traceback
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    assert local.site_problem(site) == ""
+    spoil(site)
+    with pytest.raises(errors.KitError, match=rf"^the course site cannot be served: .*{says}, so "
+                       "another user could change what the hub serves as root .*umask 022"):
+        local.prepare_site(home, site)
+    assert not (home / "site").exists() and not (home / "site.new").exists()
+
+
+def test_a_course_site_that_is_its_owners_alone_is_copied_without_its_links(tmp_path):
+    import os
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    os.symlink("/etc", site / "labs" / "etc")
+    copy = local.prepare_site(home, site)
+    assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")) == [
+        "index.html", "labs", "labs/J1.html"]
+    if os.geteuid() == 0:   # a file of another user's in it, as root can make one
+        os.chown(site / "labs" / "J1.html", 65534, 65534)
+        with pytest.raises(errors.KitError, match="J1.html is user 65534's"):
+            local.prepare_site(home, site)

@@ -20,6 +20,7 @@ page (and the pages that list it). `scripts/build --site` makes it after the bui
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 import subprocess
@@ -277,5 +278,9 @@ def build(executed: dict[Path, object] | None = None, src: Path = SRC, out: Path
     if p.returncode:
         raise errors.KitError("site: Sphinx failed: " + (p.stderr.strip().splitlines() or
                                                          ["(no message)"])[-1])
+    for made in [out, *out.rglob("*")]:   # the hub serves it as root: its maker's alone, even
+        st = made.lstat()                 # built under umask 000 (hub/local.py site_problem)
+        if not made.is_symlink() and st.st_mode & 0o022:
+            os.chmod(made, st.st_mode & ~0o022)
     return {"pages": sum(r.endswith((".md", ".ipynb")) for r in pages), "written": written,
             "seconds": time.monotonic() - start, "warnings": p.stderr.strip()}

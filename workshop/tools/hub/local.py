@@ -288,6 +288,9 @@ def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
     if not (site / "index.html").is_file():
         shutil.rmtree(copy, ignore_errors=True)
         return None
+    problem = site_problem(site)
+    if problem:
+        raise errors.KitError(problem)
     new = copy.with_name("site.new")
     shutil.rmtree(new, ignore_errors=True)
     # no links: the hub serves the copy as root (a link would hand out what it leads to)
@@ -296,6 +299,33 @@ def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
     _readable(new)
     _replace(copy, new)
     return copy
+
+
+def site_problem(site: Path) -> str:
+    """Why the hub, as root, must not copy and serve `site` ("" when it may): another user
+    could change it, a folder or file in it (or a folder above it, up to the kit's) writable
+    by others, or owned by another user than the site's. Under umask 000 a site so built let
+    another local user swap a folder for a link while root copied it (a root-only file came
+    out readable by all) or write the page the hub served on its own origin (probe 5); a FIFO
+    in it stopped the copy with a traceback."""
+    owner = site.lstat().st_uid
+    above = [d for d in site.parents if d.is_relative_to(paths.ROOT)] if \
+        site.is_relative_to(paths.ROOT) else []
+    for p in [*above, site, *site.rglob("*")]:
+        st = p.lstat()
+        if stat.S_ISLNK(st.st_mode) and p != site:
+            continue   # (not copied)
+        kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+        why = ("is not a file or a folder" if not (stat.S_ISDIR(st.st_mode) or
+                                                  stat.S_ISREG(st.st_mode))
+               else "is writable by other users" if st.st_mode & 0o022
+               else f"is user {st.st_uid}'s" if st.st_uid not in (owner, 0) else "")
+        if why:
+            return (f"the course site cannot be served: {paths.short(p)} {why}, so another "
+                    f"user could change what the hub serves as root (the {kind}s of "
+                    f"{paths.short(site)} and above it must be yours alone): rebuild it "
+                    f"(scripts/build --site) under umask 022, or `chmod -R go-w` it")
+    return ""
 
 
 def site_line(served: Path | None, ip: str, port: int, scheme: str = "http") -> str:
