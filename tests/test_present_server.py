@@ -737,6 +737,41 @@ def test_present_and_build_force_of_the_same_deck_at_once_leave_the_deck_as_it_w
         deck.unlink(missing_ok=True)
 
 
+def test_a_folder_swapped_for_a_link_after_its_parent_was_closed_is_refused(tmp_path,
+                                                                             monkeypatch):
+    # probe 5 (umask 000): build/present swapped for another user's link between private_dir's
+    # check and its use was used (570 of 20 000 tries). Now build/ is closed to others first,
+    # and the folder is opened without following a link: a swap at the last moment, as late
+    # as the open itself, is refused, and the link's folder is left as it was
+    from workshop.tools.errors import KitError
+    from workshop.tools.present import private
+    open_to_all = Path(tempfile.mkdtemp(prefix="probe-", dir=paths.BUILD))
+    target, elsewhere = open_to_all / "present", tmp_path / "theirs"
+    elsewhere.mkdir(mode=0o755)
+    order, real_open, real_chmod = [], os.open, os.chmod
+
+    def chmod(path, mode, *a, **k):
+        order.append(("chmod", Path(path)))
+        return real_chmod(path, mode, *a, **k)
+
+    def swapping_open(path, flags, *a, **k):
+        if Path(path) == target and flags & os.O_NOFOLLOW:
+            order.append(("open", target))
+            shutil.rmtree(target)
+            target.symlink_to(elsewhere)
+        return real_open(path, flags, *a, **k)
+    try:
+        os.chmod(open_to_all, 0o777)
+        monkeypatch.setattr(private.os, "chmod", chmod)
+        monkeypatch.setattr(private.os, "open", swapping_open)
+        with pytest.raises(KitError, match=r"probe-\w+/present is a link: present keeps"):
+            private.private_dir(target)
+        assert order.index(("chmod", open_to_all)) < order.index(("open", target)), order
+        assert _mode(open_to_all) == 0o755 and _mode(elsewhere) == 0o755
+    finally:
+        shutil.rmtree(open_to_all)
+
+
 def test_present_keeps_its_files_only_in_folders_of_its_own(tmp_path):
     # probe 4: under umask 000 build/ was 0777, another user put a folder of theirs at
     # build/present and present wrote its log, settings and kernels' keys there; a link at
