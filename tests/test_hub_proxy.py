@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -67,6 +68,11 @@ def test_a_loopback_ports_owners_are_read_from_the_kernels_tables(page):
         f"port {page} is held by uid {me}, not by user {other}'s ({want}): not forwarded")
     assert "who has no account here" in proxy.impostor({"target": target, "user": "no-such-u"})
     assert proxy.impostor({"target": "http://10.0.0.5:8888", "user": other}) == ""   # off here
+    # loopback by another name is loopback (probe 6: these skipped the check)
+    for host in ("localhost", "127.1", "[::ffff:127.0.0.1]"):
+        assert "not forwarded" in proxy.impostor({"target": f"http://{host}:{page}",
+                                                  "user": other}), host
+    assert proxy._ip("example.org") is None
 
 
 class _Proxy:
@@ -148,8 +154,40 @@ def test_another_users_listener_on_the_hubs_ports_gets_no_request():
             code, body = px.get(path)
             assert code == 404 and "NOBODY" not in body, (path, code, body)
         assert px.get("/user/nobody/") == (200, "NOBODY")   # nobody's own route: theirs
+        # probe 6: nobody's IPv6-only socket on the port of a server of this user's, beside
+        # it, counted as a second owner and shut the route; the kernel gives it no IPv4
+        # connection, and the route is followed
+        with socket.socket() as mine:
+            mine.bind(("127.0.0.1", 0))
+            mine.listen()
+            beside = mine.getsockname()[1]
+            six = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                                    "import socket, time\n"
+                                    "s = socket.socket(socket.AF_INET6)\n"
+                                    "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n"
+                                    f"s.bind(('::', {beside})); s.listen(); time.sleep(60)"])
+            try:
+                end = time.monotonic() + 30
+                while len(_owners_all(beside)) < 2:
+                    assert time.monotonic() < end and six.poll() is None, "no IPv6 socket"
+                    time.sleep(0.1)
+                assert proxy.impostor({"target": f"http://127.0.0.1:{beside}", "hub": True}) == ""
+            finally:
+                six.kill()
+                six.wait()
     finally:
         out = px.stop()
         theirs.kill()
         theirs.wait()
     assert f"error page: port {port} is held by uid {pwd.getpwnam('nobody').pw_uid}" in out
+
+
+def _owners_all(port: int) -> set[int]:
+    """Every user with a socket listening on `port`, any address (the test's own count)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            f = row.split()
+            if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
+                found.add(int(f[7]))
+    return found

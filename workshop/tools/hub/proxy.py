@@ -9,6 +9,7 @@ hub which requests came over HTTPS. config.py runs this in place of the proxy's 
 import ipaddress
 import os
 import pwd
+import socket
 import ssl
 import sys
 import time
@@ -83,9 +84,12 @@ _seen: dict = {}
 
 
 def listeners(ip, port: int) -> set[int]:
-    """The users whose sockets listen on `port` where a connection to `ip` may land (that
-    address, or every address), from the kernel's tables of this network namespace."""
-    uids = set()
+    """The users whose sockets listening on `port` a connection to `ip` reaches, from the kernel's
+    tables of this network namespace, as the kernel picks: a socket bound to that very address
+    first, then one on every IPv4 address, then IPv6's (every address, or `ip` mapped). So
+    another user's socket beside the right one (an IPv6-only `[::]` one, say: probe 6 shut the
+    hub with it when every socket on the port counted) changes nothing."""
+    exact, anywhere, six = set(), set(), set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             rows = Path(table).read_text().splitlines()[1:]
@@ -98,11 +102,14 @@ def listeners(ip, port: int) -> set[int]:
             addr, hexport = f[1].split(":")
             if int(hexport, 16) != port:
                 continue
-            local = _address(addr)
-            if local.is_unspecified or local == ip or \
-                    getattr(local, "ipv4_mapped", None) == ip:
-                uids.add(int(f[7]))
-    return uids
+            local, uid = _address(addr), int(f[7])
+            if local == ip:
+                exact.add(uid)
+            elif local.version == ip.version and local.is_unspecified:
+                anywhere.add(uid)
+            elif local.is_unspecified or getattr(local, "ipv4_mapped", None) == ip:
+                six.add(uid)
+    return exact or anywhere or six
 
 
 def _address(hexaddr: str):
@@ -113,14 +120,28 @@ def _address(hexaddr: str):
     return ipaddress.ip_address(raw)
 
 
+def _ip(host: str):
+    """The address a target's host names, loopback's names and short forms too (localhost,
+    127.1, ::ffff:127.0.0.1 are 127.0.0.1); None for a name off this machine."""
+    if host == "localhost":
+        host = "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            ip = ipaddress.ip_address(socket.inet_aton(host))
+        except OSError:
+            return None
+    return getattr(ip, "ipv4_mapped", None) or ip
+
+
 def impostor(data: dict) -> str:
     """Why a route's target must not be followed ("" when it may): its loopback port held by a
     user other than the route's (an attendee's server: that attendee; anything else the hub
     routes: this proxy's own user). Targets off this machine are not ours to judge."""
     target = urllib.parse.urlparse(str(data.get("target", "")))
-    try:
-        ip, port = ipaddress.ip_address(target.hostname or ""), target.port
-    except ValueError:
+    ip, port = _ip(target.hostname or ""), target.port
+    if ip is None:
         return ""
     if not ip.is_loopback or not port:
         return ""
