@@ -84,7 +84,20 @@ def test_a_course_site_that_is_its_owners_alone_is_copied_without_its_links(tmp_
     copy = local.prepare_site(home, site)
     assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")) == [
         "index.html", "labs", "labs/J1.html"]
+    # a folder its owner's own group may write (umask 002 with a user private group) is no
+    # other user's: served; one another group may write is not
+    mine = __import__("grp").getgrgid(os.getegid())
+    own = mine.gr_name == __import__("pwd").getpwuid(os.geteuid()).pw_name and not mine.gr_mem
+    (site / "labs").chmod(0o775)
+    assert (local.site_problem(site) == "") == own
+    (site / "labs").chmod(0o755)
     if os.geteuid() == 0:   # a file of another user's in it, as root can make one
+        os.chown(site / "labs", 0, 65534)   # (nogroup: another group's)
+        (site / "labs").chmod(0o775)
+        with pytest.raises(errors.KitError, match="labs is writable by other users"):
+            local.prepare_site(home, site)
+        os.chown(site / "labs", 0, 0)
+        (site / "labs").chmod(0o755)
         os.chown(site / "labs" / "J1.html", 65534, 65534)
         with pytest.raises(errors.KitError, match="J1.html is user 65534's"):
             local.prepare_site(home, site)

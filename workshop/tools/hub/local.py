@@ -32,6 +32,8 @@ not, the hub says so in one line and starts without it.
 from __future__ import annotations
 
 import errno
+import functools
+import grp
 import hashlib
 import json
 import os
@@ -318,7 +320,7 @@ def site_problem(site: Path) -> str:
         kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
         why = ("is not a file or a folder" if not (stat.S_ISDIR(st.st_mode) or
                                                   stat.S_ISREG(st.st_mode))
-               else "is writable by other users" if st.st_mode & 0o022
+               else "is writable by other users" if _others_write(st)
                else f"is user {st.st_uid}'s" if st.st_uid not in (owner, 0) else "")
         if why:
             return (f"the course site cannot be served: {paths.short(p)} {why}, so another "
@@ -326,6 +328,25 @@ def site_problem(site: Path) -> str:
                     f"{paths.short(site)} and above it must be yours alone): rebuild it "
                     f"(scripts/build --site) under umask 022, or `chmod -R go-w` it")
     return ""
+
+
+def _others_write(st: os.stat_result) -> bool:
+    """Whether users other than the owner may write what `st` describes: all of them, or its
+    group's, unless the group is the owner's own (a user private group, whose umask 002 makes
+    a checkout's folders 0775: that is no other user)."""
+    if st.st_mode & 0o002:
+        return True
+    return bool(st.st_mode & 0o020) and not _own_group(st.st_gid, st.st_uid)
+
+
+@functools.cache
+def _own_group(gid: int, uid: int) -> bool:
+    try:
+        owner, group = pwd.getpwuid(uid).pw_name, grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return group.gr_name == owner and set(group.gr_mem) <= {owner} and not any(
+        u.pw_gid == gid and u.pw_uid != uid for u in pwd.getpwall())
 
 
 def site_line(served: Path | None, ip: str, port: int, scheme: str = "http") -> str:
