@@ -107,7 +107,18 @@ class Printer:
         # build ends: a Ctrl-C reaches the browser too, which then dies without removing its
         # singleton socket's folder (org.chromium.Chromium.*), and left it in /tmp
         self._tmp = tempfile.mkdtemp(prefix="workshop-print-")
-        self._pw = sync_playwright().start()
+        # and Playwright's driver's, where it makes the browser's profile folder
+        # (playwright_chromiumdev_profile-*, 147 files): a Ctrl-C ends the driver before it
+        # removes it, and CI found it left in /tmp
+        before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = self._tmp
+        try:
+            self._pw = sync_playwright().start()
+        finally:
+            if before is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = before
         try:
             self._browser = self._pw.chromium.launch(executable_path=exe, headless=True,
                                                        args=browser.ARGS + list(extra_args),
