@@ -101,3 +101,70 @@ def test_a_course_site_that_is_its_owners_alone_is_copied_without_its_links(tmp_
         os.chown(site / "labs" / "J1.html", 65534, 65534)
         with pytest.raises(errors.KitError, match="J1.html is user 65534's"):
             local.prepare_site(home, site)
+
+
+def _acl(*named: tuple[int, int, int]) -> bytes:
+    """A POSIX access ACL as Linux stores it (system.posix_acl_access): the owner rwx, the
+    group r-x, others r-x, and each named (tag, id, permissions) with a mask of rwx, the
+    entries in the kernel's order (by tag)."""
+    entries = sorted([(1, 7, 0xFFFFFFFF), *[(t, p, i) for t, i, p in named],
+                      (4, 5, 0xFFFFFFFF), (16, 7, 0xFFFFFFFF), (32, 5, 0xFFFFFFFF)])
+    return (2).to_bytes(4, "little") + b"".join(
+        t.to_bytes(2, "little") + p.to_bytes(2, "little") + i.to_bytes(4, "little")
+        for t, p, i in entries)
+
+
+@pytest.mark.parametrize("named", [(2, 65534, 7), (8, 65534, 7)], ids=["user", "group"])
+def test_a_course_site_an_acl_lets_another_user_write_is_not_served(tmp_path, named):
+    # probe 7 (high): `user:nobody:rwx` on a folder of the owner's own group made it 0775
+    # (the group bits are the ACL's mask), which the group rule let through; nobody swapped a
+    # folder for a link while root copied, and a root-only file came out readable by all
+    import os
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    os.chown(site / "labs", os.geteuid(), os.getegid())
+    try:
+        os.setxattr(site / "labs", "system.posix_acl_access", _acl(named))
+    except OSError as e:
+        pytest.skip(f"no ACLs on this file system: {e}")
+    assert (site / "labs").stat().st_mode & 0o070 == 0o070
+    with pytest.raises(errors.KitError, match="labs is writable by other users"):
+        local.prepare_site(home, site)
+    assert not (home / "site").exists()
+
+
+def test_a_folder_swapped_for_a_link_while_the_site_is_copied_is_not_followed(tmp_path,
+                                                                              monkeypatch):
+    # probe 7: whatever the check said, the copy itself follows no link: another user who
+    # could write the site swapped a folder for a link to a root-only folder mid-copy, and
+    # the copy (as root) took what it led to. Here the check is passed by and the swap races
+    # the copy; the secret never comes out
+    import threading
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    for k in range(200):   # a folder big enough for the swap to land mid-copy
+        (site / "labs" / f"page{k}.html").write_text("x")
+    secret = tmp_path / "secret"
+    (secret / "deep").mkdir(parents=True)
+    (secret / "key.txt").write_text("root's alone")
+    monkeypatch.setattr(local, "site_problem", lambda s: "")
+    stop = threading.Event()
+
+    def swap():
+        labs, aside = site / "labs", site / "labs.x"
+        while not stop.is_set():
+            labs.rename(aside)
+            labs.symlink_to(secret)
+            labs.unlink()
+            aside.rename(labs)
+
+    t = threading.Thread(target=swap)
+    t.start()
+    try:
+        for _ in range(30):
+            copy = local.prepare_site(home, site)
+            got = {p.name for p in copy.rglob("*")}
+            assert "key.txt" not in got and "deep" not in got, sorted(got)[:10]
+    finally:
+        stop.set()
+        t.join()

@@ -286,7 +286,7 @@ def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
     """The built course site copied into home/site, which every user can read (the server
     serves it as files; the presenter's checkout may be under a private home),
     in place of the old copy; None when it has not been built (and no old copy is served)."""
-    copy = home / "site"
+    copy, site = home / "site", site.resolve()   # (a site named by a link: where it leads)
     if not (site / "index.html").is_file():
         shutil.rmtree(copy, ignore_errors=True)
         return None
@@ -295,12 +295,31 @@ def prepare_site(home: Path = HUB_HOME, site: Path = SITE) -> Path | None:
         raise errors.KitError(problem)
     new = copy.with_name("site.new")
     shutil.rmtree(new, ignore_errors=True)
-    # no links: the hub serves the copy as root (a link would hand out what it leads to)
-    shutil.copytree(site, new, symlinks=True, ignore=lambda d, names: [
-        n for n in names if os.path.islink(os.path.join(d, n))])
+    _copy_files(site, new)
     _readable(new)
     _replace(copy, new)
     return copy
+
+
+def _copy_files(src: Path, dst: Path) -> None:
+    """The folders and plain files of `src` into `dst` (made), no link followed, whatever
+    happens to `src` meanwhile: the hub copies as root, and a folder swapped for a link between
+    a look and the copy led the copy out (probe 5 by umask 000, probe 7 by an ACL). os.fwalk
+    opens each folder by a handle on its parent, checked to be the folder it listed; a file
+    is opened without following a link and copied only when it is a plain file."""
+    dst.mkdir(mode=0o700)
+    for folder, _, files, fd in os.fwalk(src, follow_symlinks=False):
+        to = dst / os.path.relpath(folder, src)
+        to.mkdir(mode=0o700, exist_ok=True)
+        for name in files:
+            try:
+                f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            except OSError:   # (a link, or gone meanwhile: not copied)
+                continue
+            with open(f, "rb") as source:
+                if stat.S_ISREG(os.fstat(f).st_mode):
+                    with open(to / name, "xb") as out:
+                        shutil.copyfileobj(source, out)
 
 
 def site_problem(site: Path) -> str:
@@ -320,7 +339,7 @@ def site_problem(site: Path) -> str:
         kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
         why = ("is not a file or a folder" if not (stat.S_ISDIR(st.st_mode) or
                                                   stat.S_ISREG(st.st_mode))
-               else "is writable by other users" if _others_write(st)
+               else "is writable by other users" if _others_write(st, p)
                else f"is user {st.st_uid}'s" if st.st_uid not in (owner, 0) else "")
         if why:
             return (f"the course site cannot be served: {paths.short(p)} {why}, so another "
@@ -330,13 +349,31 @@ def site_problem(site: Path) -> str:
     return ""
 
 
-def _others_write(st: os.stat_result) -> bool:
+def _others_write(st: os.stat_result, path: Path | None = None) -> bool:
     """Whether users other than the owner may write what `st` describes: all of them, or its
     group's, unless the group is the owner's own (a user private group, whose umask 002 makes
-    a checkout's folders 0775: that is no other user)."""
+    a checkout's folders 0775: that is no other user) and no access ACL names other users or
+    groups (with an ACL, the group bits are its mask, the most any named one gets: probe 7
+    gave `nobody` write through `user:nobody:rwx` on a 0775 folder of root's own group)."""
     if st.st_mode & 0o002:
         return True
-    return bool(st.st_mode & 0o020) and not _own_group(st.st_gid, st.st_uid)
+    return bool(st.st_mode & 0o020) and not (_own_group(st.st_gid, st.st_uid)
+                                             and not _has_acl(path))
+
+
+def _has_acl(path: Path | None) -> bool:
+    """Whether `path` has an access ACL beyond its mode bits (a named user or group)."""
+    if path is None:
+        return True
+    try:
+        acl = os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+    except OSError as e:   # none, or a file system without ACLs
+        return e.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
+    # a version (4 bytes), then 8-byte entries: a tag (2), permissions (2), an id (4); the
+    # three of the mode bits are USER_OBJ 1, GROUP_OBJ 4 and OTHER 32; any other entry is
+    # a named user (2) or group (8), or their mask (16)
+    tags = {int.from_bytes(acl[i:i + 2], "little") for i in range(4, len(acl), 8)}
+    return bool(tags - {1, 4, 32})
 
 
 @functools.cache
