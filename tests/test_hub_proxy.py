@@ -70,10 +70,11 @@ def test_a_loopback_ports_owners_are_read_from_the_kernels_tables(page):
     assert "who has no account here" in proxy.impostor({"target": target, "user": "no-such-u"})
     assert proxy.impostor({"target": "http://10.0.0.5:8888", "user": other}) == ""   # off here
     # loopback by another name is loopback (probe 6: these skipped the check)
-    for host in ("localhost", "127.1", "[::ffff:127.0.0.1]"):
+    # and so is every address, where a connection lands (probe 7: 0.0.0.0 and :: skipped it)
+    for host in ("localhost", "127.1", "[::ffff:127.0.0.1]", "0.0.0.0"):
         assert "not forwarded" in proxy.impostor({"target": f"http://{host}:{page}",
                                                   "user": other}), host
-    assert proxy._ip("example.org") is None
+    assert proxy._ip("example.org") is None and str(proxy._ip("::")) == "::1"
 
 
 class _Proxy:
@@ -158,25 +159,10 @@ def test_another_users_listener_on_the_hubs_ports_gets_no_request():
         assert px.get("/user/nobody/") == (200, "NOBODY")   # nobody's own route: theirs
         # probe 6: nobody's IPv6-only socket on the port of a server of this user's, beside
         # it, counted as a second owner and shut the route; the kernel gives it no IPv4
-        # connection, and the route is followed
-        with socket.socket() as mine:
-            mine.bind(("127.0.0.1", 0))
-            mine.listen()
-            beside = mine.getsockname()[1]
-            six = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
-                                    "import socket, time\n"
-                                    "s = socket.socket(socket.AF_INET6)\n"
-                                    "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n"
-                                    f"s.bind(('::', {beside})); s.listen(); time.sleep(60)"],
-                                   start_new_session=True)
-            try:
-                end = time.monotonic() + 30
-                while len(_owners_all(beside)) < 2:
-                    assert time.monotonic() < end and six.poll() is None, "no IPv6 socket"
-                    time.sleep(0.1)
-                assert proxy.impostor({"target": f"http://127.0.0.1:{beside}", "hub": True}) == ""
-            finally:
-                _end(six)
+        # connection, and the route is followed. Probe 7: the same beside a server on
+        # 127.0.0.1 mapped into IPv6, which the kernel files as 127.0.0.1
+        for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")):
+            _beside_mine(family, host)
     finally:
         out = px.stop()
         _end(theirs)
@@ -185,6 +171,30 @@ def test_another_users_listener_on_the_hubs_ports_gets_no_request():
     while _owners_all(port):
         assert time.monotonic() < end, f"nobody's page still listens on {port}"
         time.sleep(0.1)
+
+
+def _beside_mine(family, host: str) -> None:
+    """A server of this user's on `host`, nobody's IPv6-only socket on every address on its
+    port: the hub's route to it is followed (the kernel gives nobody's socket no IPv4
+    connection)."""
+    with socket.socket(family) as mine:
+        mine.bind((host, 0))
+        mine.listen()
+        beside = mine.getsockname()[1]
+        six = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                                "import socket, time\n"
+                                "s = socket.socket(socket.AF_INET6)\n"
+                                "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n"
+                                f"s.bind(('::', {beside})); s.listen(); time.sleep(60)"],
+                               start_new_session=True)
+        try:
+            end = time.monotonic() + 30
+            while len(_owners_all(beside)) < 2:
+                assert time.monotonic() < end and six.poll() is None, "no IPv6 socket"
+                time.sleep(0.1)
+            assert proxy.impostor({"target": f"http://127.0.0.1:{beside}", "hub": True}) == "", host
+        finally:
+            _end(six)
 
 
 def _end(proc: subprocess.Popen) -> None:

@@ -103,8 +103,8 @@ def listeners(ip, port: int) -> set[int]:
             if int(hexport, 16) != port:
                 continue
             local, uid = _address(addr), int(f[7])
-            if local == ip:
-                exact.add(uid)
+            if local == ip or getattr(local, "ipv4_mapped", None) == ip:   # (the same, mapped:
+                exact.add(uid)                                  # the kernel files it so; probe 7)
             elif local.version == ip.version and local.is_unspecified:
                 anywhere.add(uid)
             elif local.is_unspecified or getattr(local, "ipv4_mapped", None) == ip:
@@ -122,7 +122,8 @@ def _address(hexaddr: str):
 
 def _ip(host: str):
     """The address a target's host names, loopback's names and short forms too (localhost,
-    127.1, ::ffff:127.0.0.1 are 127.0.0.1); None for a name off this machine."""
+    127.1, ::ffff:127.0.0.1 and 0.0.0.0 are 127.0.0.1; :: is ::1); None for a name off this
+    machine."""
     if host == "localhost":
         host = "127.0.0.1"
     try:
@@ -132,7 +133,10 @@ def _ip(host: str):
             ip = ipaddress.ip_address(socket.inet_aton(host))
         except OSError:
             return None
-    return getattr(ip, "ipv4_mapped", None) or ip
+    ip = getattr(ip, "ipv4_mapped", None) or ip
+    if ip.is_unspecified:   # a connection to 0.0.0.0 or :: reaches this machine's loopback
+        ip = ipaddress.ip_address("127.0.0.1" if ip.version == 4 else "::1")
+    return ip
 
 
 def impostor(data: dict) -> str:
