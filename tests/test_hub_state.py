@@ -168,3 +168,19 @@ def test_a_folder_swapped_for_a_link_while_the_site_is_copied_is_not_followed(tm
     finally:
         stop.set()
         t.join()
+
+
+def test_a_course_site_another_user_put_in_its_place_is_not_served(tmp_path):
+    # probe 7: with write on the folder above it, nobody moved the site aside and made one of
+    # their own, with a script in its index.html; the site was judged by its own owner (then
+    # nobody), so the hub would have served nobody's page on its own origin
+    import os
+    if os.geteuid() != 0:
+        pytest.skip("a site of another user's: chown, as root")
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    for p in (site, *site.rglob("*")):
+        os.chown(p, 65534, 65534)
+    with pytest.raises(errors.KitError, match="site is user 65534's"):
+        local.prepare_site(home, site)
+    assert not (home / "site").exists()

@@ -325,17 +325,22 @@ def _copy_files(src: Path, dst: Path) -> None:
 def site_problem(site: Path) -> str:
     """Why the hub, as root, must not copy and serve `site` ("" when it may): another user
     could change it, a folder or file in it (or a folder above it, up to the kit's) writable
-    by others, or owned by another user than the site's. Under umask 000 a site so built let
-    another local user swap a folder for a link while root copied it (a root-only file came
-    out readable by all) or write the page the hub served on its own origin (probe 5); a FIFO
-    in it stopped the copy with a traceback."""
-    owner = site.lstat().st_uid
-    above = [d for d in site.parents if d.is_relative_to(paths.ROOT)] if \
-        site.is_relative_to(paths.ROOT) else []
+    by others, or owned by another user than the kit's (the site elsewhere: the hub's). Under
+    umask 000 a site so built let another local user swap a folder for a link while root copied
+    it (a root-only file came out readable by all) or write the page the hub served on its own
+    origin (probe 5); a FIFO in it stopped the copy with a traceback; a site another user put
+    in its place was judged by its own owner, theirs (probe 7)."""
+    inside = site.is_relative_to(paths.ROOT)
+    owner = paths.ROOT.lstat().st_uid if inside else os.geteuid()
+    # the folders above it: in the kit, up to the kit's; elsewhere up to / (a sticky one, as
+    # /tmp, lets no other user move what is not theirs)
+    above = [d for d in site.parents if d.is_relative_to(paths.ROOT) or not inside]
     for p in [*above, site, *site.rglob("*")]:
         st = p.lstat()
         if stat.S_ISLNK(st.st_mode) and p != site:
             continue   # (not copied)
+        if p in above and st.st_mode & stat.S_ISVTX and st.st_uid == 0:
+            continue
         kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
         why = ("is not a file or a folder" if not (stat.S_ISDIR(st.st_mode) or
                                                   stat.S_ISREG(st.st_mode))
