@@ -438,6 +438,43 @@ def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):
         "PermissionError")
 
 
+def test_an_attendees_own_jupyter_config_serves_nothing_on_the_hubs_origin(room):
+    # probe 7 (high): ada's ~/.jupyter config gave her server a static folder of hers, so her
+    # page, with its script, was served at /user/ws-ada/static/ on the hub's origin, where it
+    # minted an admin token in the presenter's browser. Her config, her ~/.local (Jupyter's
+    # config, data and labextensions, Python's user site) are read no more; her settings,
+    # workspaces and runtime files stay hers
+    ada = room["people"][0]
+    home = pwd.getpwnam(ada.user).pw_dir
+    page = "<script>document.title = 'ada'</script>ada's page"
+    got = ada.run(
+        "import os, site\n"
+        f"h, us = {home!r}, site.getusersitepackages()\n"
+        "for d in ('.jupyter', 'pub', '.local/etc/jupyter', us):\n"
+        "    os.makedirs(os.path.join(h, d), exist_ok=True)\n"
+        f"open(h + '/pub/plot.html', 'w').write({page!r})\n"
+        "for d in ('.jupyter', '.local/etc/jupyter'):\n"
+        "    open(os.path.join(h, d, 'jupyter_server_config.py'), 'w').write(\n"
+        "        'c.ServerApp.extra_static_paths = [' + repr(h + '/pub') + ']')\n"
+        "open(us + '/usercustomize.py', 'w').write(\n"
+        "    'open(' + repr(h + '/usersite-ran') + ', \"w\")')")
+    assert got["status"] == "ok", got
+    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
+    for _ in range(120):
+        if not ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]:
+            break
+        time.sleep(0.5)
+    ada.start_server()
+    ada.start_kernel()
+    served = ada.api("GET", f"/user/{ada.user}/static/plot.html")
+    assert served.status_code == 404 and "ada's page" not in served.text, served.status_code
+    assert ada.run("import os; print(os.path.exists(os.path.expanduser('~/usersite-ran')))"
+                   )["out"].strip() == "False"
+    runtime = os.path.join(home, ".local", "share", "jupyter", "runtime")
+    assert any(f.startswith("jpserver-") for f in os.listdir(runtime)), os.listdir(runtime)
+    assert ada.run("print(1 + 1)")["out"].strip() == "2"
+
+
 def test_the_attendees_are_not_removed_while_the_hub_runs(room):
     r = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(room["state"])})
     pid = (room["state"] / "hub.pid").read_text().strip()

@@ -73,14 +73,25 @@ c.Spawner.cpu_limit = float(os.environ["WORKSHOP_HUB_CPU_CAP"])
 # the attendee's own copy of the decks (attendee/decks/) and exercises/ in ~/workshop, made as
 # the attendee (never as root, in a folder the attendee controls), each file once: what they
 # changed stays theirs
+# The server reads Jupyter's config and extensions from the hub's environment only, never
+# from the attendee's home: a config of their own (~/.jupyter, ~/.local) served a page of their
+# choosing, with its script, on the hub's origin, where it acts as whoever opens it, the
+# presenter included (probe 7: an admin token minted). What is theirs stays in their home:
+# the runtime files, and JupyterLab's settings and workspaces (data, never code).
 c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'cp -Rn "$WORKSHOP_HUB_MATERIALS/." "$HOME/workshop/"; '
+                 'export JUPYTER_RUNTIME_DIR="$HOME/.local/share/jupyter/runtime" '
+                 'JUPYTERLAB_SETTINGS_DIR="$HOME/.jupyter/lab/user-settings" '
+                 'JUPYTERLAB_WORKSPACES_DIR="$HOME/.jupyter/lab/workspaces"; '
                  'exec jupyterhub-singleuser "$@"', "jupyterhub-singleuser"]
 c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False"]
 c.Spawner.notebook_dir = "~/workshop"
 c.Spawner.default_url = "/lab/tree/exercises"
 c.Spawner.environment = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-                         "WORKSHOP_HUB_MATERIALS": str(venv / "materials")}
+                         "WORKSHOP_HUB_MATERIALS": str(venv / "materials"),
+                         "JUPYTER_CONFIG_DIR": str(venv / "etc" / "jupyter"),
+                         "JUPYTER_DATA_DIR": str(venv / "share" / "jupyter"),
+                         "PYTHONNOUSERSITE": "1"}   # (~/.local: its config, data, modules)
 if view:   # the kernels inherit it: each check records pass or fail (labs/room.py)
     c.Spawner.environment[room.ENV] = "1"
 if libdir(venv):   # the interpreter is hub.py's copy; its RUNPATH names a folder they cannot read

@@ -221,6 +221,13 @@ def prepare(home: Path = HUB_HOME) -> Path:
         if not runs_as_nobody([str(python), "-c", "import jax, workshop.labs, jupyterhub"],
                               libdir(venv)):
             raise errors.KitError(f"another user cannot run the kit installed in {venv}")
+    # the attendees' servers read their Jupyter config here (config.py), where they cannot
+    # write: Jupyter's one-time migration from IPython 3 would try to, at a server's start,
+    # once ~/.ipython exists; its marker, which they may read but not write, tells it not to
+    marker = venv / "etc" / "jupyter" / "migrated"
+    if not marker.exists():
+        marker.write_text("")
+        marker.chmod(0o644)
     return python
 
 
