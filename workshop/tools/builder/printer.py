@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -94,6 +95,17 @@ def theme_face() -> Path:
     return folder
 
 
+def _remove(folder: str) -> None:
+    """`folder` removed, once the browser that got the same Ctrl-C has stopped writing in it
+    (it removes its own files as it ends: a removal at the same time found the folder not
+    empty and left it, now and then)."""
+    for _ in range(30):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.exists(folder):
+            return
+        time.sleep(0.1)
+
+
 class Printer:
     """One headless Chromium for a whole build; refuses every request off this machine."""
 
@@ -114,6 +126,9 @@ class Printer:
         os.environ["TMPDIR"] = self._tmp
         try:
             self._pw = sync_playwright().start()
+        except BaseException:   # (a Ctrl-C while the driver starts: probe 7 found it left)
+            _remove(self._tmp)
+            raise
         finally:
             if before is None:
                 os.environ.pop("TMPDIR", None)
@@ -126,8 +141,8 @@ class Printer:
                                                             "TMPDIR": self._tmp},
                                                        timeout=60_000)
         except BaseException as e:   # (a Ctrl-C while it starts, too)
-            shutil.rmtree(self._tmp, ignore_errors=True)
             self._pw.stop()
+            _remove(self._tmp)
             if not isinstance(e, Error):
                 raise
             raise NoBrowser(f"the browser {exe} did not start ({launch_error(str(e))}): "
@@ -139,7 +154,7 @@ class Printer:
             self._browser.close()
             self._pw.stop()
         finally:   # (after a Ctrl-C the browser and Playwright's driver may be gone already)
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            _remove(self._tmp)
 
     def __enter__(self):
         return self
