@@ -79,17 +79,19 @@ def _forward_https() -> None:
 # error page fetched, only to a loopback port that its owner holds: an attendee's server to the
 # attendee's user, the hub's routes to this proxy's own user (JupyterHub's, which started it).
 
-OWNERS_FOR = 0.5   # seconds a port's owners are kept (a room's page loads ask many at once)
-_seen: dict = {}
+# The kernel's tables are read whole, for every port at once, at most every OWNERS_FOR s: a
+# read costs 15-25 ms however few sockets there are (150 ms beside another user's 19 000), and
+# read per port, a room's 30 servers held the proxy's one thread: 8 requests a second at 1.8-4.2
+# s each, against 400 at 60 ms without the check (probe 7). A port the last read did not see
+# listening (a server just started) is read again, at most every FRESH s.
+OWNERS_FOR = 0.5
+FRESH = 0.05
+_tables: list = [-1e9, {}]   # when read (monotonic), {port: [(address, uid)]} listening
 
 
-def listeners(ip, port: int) -> set[int]:
-    """The users whose sockets listening on `port` a connection to `ip` reaches, from the kernel's
-    tables of this network namespace, as the kernel picks: a socket bound to that very address
-    first, then one on every IPv4 address, then IPv6's (every address, or `ip` mapped). So
-    another user's socket beside the right one (an IPv6-only `[::]` one, say: probe 6 shut the
-    hub with it when every socket on the port counted) changes nothing."""
-    exact, anywhere, six = set(), set(), set()
+def listening() -> dict[int, list]:
+    """Every listening socket of this network namespace by port: [(address, uid)]."""
+    found: dict[int, list] = {}
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             rows = Path(table).read_text().splitlines()[1:]
@@ -100,15 +102,33 @@ def listeners(ip, port: int) -> set[int]:
             if len(f) < 8 or f[3] != "0A":   # LISTEN
                 continue
             addr, hexport = f[1].split(":")
-            if int(hexport, 16) != port:
-                continue
-            local, uid = _address(addr), int(f[7])
-            if local == ip or getattr(local, "ipv4_mapped", None) == ip:   # (the same, mapped:
-                exact.add(uid)                                  # the kernel files it so; probe 7)
-            elif local.version == ip.version and local.is_unspecified:
-                anywhere.add(uid)
-            elif local.is_unspecified or getattr(local, "ipv4_mapped", None) == ip:
-                six.add(uid)
+            found.setdefault(int(hexport, 16), []).append((_address(addr), int(f[7])))
+    return found
+
+
+def _kept(port: int) -> list:
+    """The sockets listening on `port`, from a read at most OWNERS_FOR s old (FRESH s for a
+    port that read did not see)."""
+    age = time.monotonic() - _tables[0]
+    if age > OWNERS_FOR or (port not in _tables[1] and age > FRESH):
+        _tables[:] = [time.monotonic(), listening()]
+    return _tables[1].get(port, [])
+
+
+def listeners(ip, port: int, sockets: list | None = None) -> set[int]:
+    """The users whose sockets listening on `port` a connection to `ip` reaches (`sockets`: the
+    port's, as `listening` gives them; read now when None), as the kernel picks: a socket bound
+    to that very address first, then one on every IPv4 address, then IPv6's (every address, or
+    `ip` mapped). So another user's socket beside the right one (an IPv6-only `[::]` one, say:
+    probe 6 shut the hub with it when every socket on the port counted) changes nothing."""
+    exact, anywhere, six = set(), set(), set()
+    for local, uid in listening().get(port, []) if sockets is None else sockets:
+        if local == ip or getattr(local, "ipv4_mapped", None) == ip:   # (the same, mapped:
+            exact.add(uid)                                  # the kernel files it so; probe 7)
+        elif local.version == ip.version and local.is_unspecified:
+            anywhere.add(uid)
+        elif local.is_unspecified or getattr(local, "ipv4_mapped", None) == ip:
+            six.add(uid)
     return exact or anywhere or six
 
 
@@ -154,11 +174,7 @@ def impostor(data: dict) -> str:
         want = pwd.getpwnam(user).pw_uid if user else os.geteuid()
     except KeyError:
         return f"the route of user {user!r}, who has no account here, is not followed"
-    kept = _seen.get((ip, port))
-    if kept is None or time.monotonic() - kept[0] > OWNERS_FOR:
-        kept = (time.monotonic(), listeners(ip, port))
-        _seen[(ip, port)] = kept
-    owners = kept[1]
+    owners = listeners(ip, port, _kept(port))
     if owners and owners != {want}:
         whose = f"user {user}'s" if user else "the hub's"
         return (f"port {port} is held by uid {', '.join(map(str, sorted(owners)))}, not by "
