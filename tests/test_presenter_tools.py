@@ -276,6 +276,29 @@ def test_a_killed_rehearsals_kept_log_becomes_its_report(tmp_path):
         "names the deck), or its deck is gone\n"), bad.stderr
 
 
+def test_a_report_reads_only_a_deck_present_could_have_shown_and_is_asked_alone(tmp_path):
+    # probe 7: a log's first line named another user's 3 GiB file as its deck, by an absolute
+    # path or ../, and --report read it whole (a MemoryError traceback, or a long silence);
+    # `present 02 --rehearse --report LOG` dropped the deck and --rehearse without a word
+    from workshop.tools import errors
+    from workshop.tools.present import server as present
+    big = tmp_path / "big.ipynb"
+    with open(big, "wb") as f:
+        f.truncate(3 << 30)   # sparse: 3 GiB that take no room
+    inside = paths.ROOT / "README.md"
+    for named in (str(big), "../" * 12 + str(big).lstrip("/"), str(inside.relative_to(paths.ROOT))):
+        log = tmp_path / "r.log"
+        log.write_text(json.dumps({"deck": named, "t": 1.0}) + "\n"
+                       + json.dumps({"slide": 1, "t": 2.0}) + "\n")
+        with pytest.raises(errors.KitError, match=r"^.*r\.log: its deck, .*, is not a notebook in "
+                           "the kit that present could have shown: no report$"):
+            rehearse.report_from_log(log)
+    for deck, rehearse_too in (("02", False), (None, True), ("02", True)):
+        with pytest.raises(errors.KitError, match="^--report LOG writes a kept log's report and "
+                           "presents nothing: give it alone, without a deck or --rehearse$"):
+            present.main(deck, rehearse=rehearse_too, report=str(tmp_path / "r.log"))
+
+
 def test_two_rehearsals_started_in_the_same_second_keep_a_log_each(tmp_path, monkeypatch):
     # probe 2: two `present 01 --rehearse` in one second shared one log (opened to append),
     # and the first one's report was the second's slides

@@ -224,10 +224,17 @@ def report_from_log(log: Path) -> Path:
         raise KitError(f"{log}: not a rehearsal log of present --rehearse (a log is NAME.log; "
                        "its report is written beside it as NAME.md)")
     first = next(iter(_lines(log)), None)
-    deck = paths.ROOT / first["deck"] if isinstance(first, dict) and "deck" in first else None
+    named = first.get("deck") if isinstance(first, dict) else None
+    deck = (paths.ROOT / named).resolve() if isinstance(named, str) else None
     if deck is None or not deck.is_file():
         raise KitError(f"{log}: not a rehearsal log of present --rehearse (its first line names "
                        "the deck), or its deck is gone")
+    # only a deck present could have shown: in the kit, a notebook, of a notebook's size (a
+    # log that named another user's 3 GiB file had it read whole: probe 7)
+    if not deck.is_relative_to(paths.ROOT) or deck.suffix != ".ipynb" or \
+            deck.stat().st_size > LOG_MAX:
+        raise KitError(f"{log}: its deck, {named}, is not a notebook in the kit that present "
+                       "could have shown: no report")
     events = read_log(log)
     out = write_report(deck, log, max((e["t"] for e in events), default=None))
     if out is None:

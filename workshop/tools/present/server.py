@@ -464,6 +464,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     command line (None: not given; presenting.toml has the rest); `report`: a kept rehearsal
     log to make the report of, and nothing else."""
     if report:
+        if deck or rehearse:   # (else dropped without a word: probe 7)
+            raise errors.KitError("--report LOG writes a kept log's report and presents "
+                                  "nothing: give it alone, without a deck or --rehearse")
         from . import rehearse as rh
         print(f"present: rehearsal report {paths.short(rh.report_from_log(Path(report)))}")
         return 0
