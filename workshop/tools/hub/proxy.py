@@ -6,6 +6,7 @@ holds a request open for up to 10 s) were a third of them turned away by that pa
 hub. Its --ssl-key/--ssl-cert stop it ("not supported yet"): this launcher takes them and gives
 the proxy's public server a TLS context (its API, on loopback, stays plain HTTP), and tells the
 hub which requests came over HTTPS. config.py runs this in place of the proxy's own command."""
+import functools
 import ipaddress
 import os
 import pwd
@@ -152,11 +153,25 @@ def _ip(host: str):
         try:
             ip = ipaddress.ip_address(socket.inet_aton(host))
         except OSError:
-            return None
+            ip = _named(host)
+            if ip is None:
+                return None
     ip = getattr(ip, "ipv4_mapped", None) or ip
     if ip.is_unspecified:   # a connection to 0.0.0.0 or :: reaches this machine's loopback
         ip = ipaddress.ip_address("127.0.0.1" if ip.version == 4 else "::1")
     return ip
+
+
+@functools.lru_cache(maxsize=256)
+def _named(host: str):
+    """The address a name leads to, as the proxy's connection would resolve it (this machine's
+    own name, localhost., ip6-localhost lead to loopback: probe 7); None when it resolves to
+    nothing."""
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return None
+    return ipaddress.ip_address(found[0][4][0].split("%")[0]) if found else None
 
 
 def impostor(data: dict) -> str:
