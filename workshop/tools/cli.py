@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     args = ap.parse_args(argv)
+    from .processes import quiet_after_ctrl_c
+    quiet_after_ctrl_c()
     try:
         return args.fn(args)
     except errors.KitError as e:

@@ -16,6 +16,9 @@ def worker_init(build_pid: int) -> None:
     when the build was SIGKILLed and had no chance to clean up."""
     import threading
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # started with SIGINT blocked (execute.run_many): a Ctrl-C meanwhile is dropped now, and
+    # the kernels it starts get SIGINT, their interrupt, unblocked
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # a process group of its own, so a terminal's Ctrl-C (SIGINT to the foreground group)
     # reaches the build alone: nbclient replaces the ignore above while a notebook runs, and
     # answered the group's SIGINT by closing its kernel's sockets mid-cell, racing the build's
@@ -37,6 +40,20 @@ class _CleanupRace:
 
     def filter(self, record) -> bool:
         return "_async_cleanup_kernel" not in record.getMessage()
+
+
+def quiet_after_ctrl_c() -> None:
+    """Ctrl-C (where it is still Python's KeyboardInterrupt) also silences asyncio's reports of
+    what it cut off: Playwright's driver and futures, the child watcher's "exit status already
+    read", printed 3 to 40 lines beside the command's one line, before and after it (probe 7)."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupted(signum, frame):
+        import logging
+        logging.getLogger("asyncio").disabled = True
+        signal.default_int_handler(signum, frame)
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def _watch(build_pid: int) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -347,8 +348,17 @@ def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
     pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx,
                                initializer=processes.worker_init, initargs=(os.getpid(),))
     try:
-        out = list(pool.map(_job, [(str(job[0]), job[1], opts, (job[2:] or [None])[0])
-                                   for job in jobs]))
+        # the workers start with Ctrl-C blocked (a blocked signal stays blocked across exec):
+        # a terminal's Ctrl-C reached a worker still importing, before worker_init, and it
+        # printed a KeyboardInterrupt traceback beside the build's one line (probe 7). One
+        # pressed meanwhile reaches the build as soon as they are started
+        was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            results = pool.map(_job, [(str(job[0]), job[1], opts, (job[2:] or [None])[0])
+                                      for job in jobs])
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, was)
+        out = list(results)
     except BaseException:
         # (multiprocessing's resource tracker stays: it cleans up after the pool itself)
         processes.end_processes([c for c in processes.children()

@@ -464,12 +464,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     command line (None: not given; presenting.toml has the rest); `report`: a kept rehearsal
     log to make the report of, and nothing else."""
     if report:
-        if deck or rehearse:   # (else dropped without a word: probe 7)
-            raise errors.KitError("--report LOG writes a kept log's report and presents "
-                                  "nothing: give it alone, without a deck or --rehearse")
-        from . import rehearse as rh
-        print(f"present: rehearsal report {paths.short(rh.report_from_log(Path(report)))}")
-        return 0
+        return _report(report, deck, rehearse)
     if not deck:
         print("Decks (scripts/present NAME, e.g. scripts/present 01):")
         print(list_decks())
@@ -523,6 +518,17 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
         cleaning()
         _stop(server, path, log, time.time())
         ignore_stops()
+
+
+def _report(report: str, deck: str | None, rehearse: bool) -> int:
+    """`present --report LOG`, alone (a deck or --rehearse beside it were dropped without a
+    word: probe 7)."""
+    if deck or rehearse:
+        raise errors.KitError("--report LOG writes a kept log's report and presents nothing: "
+                              "give it alone, without a deck or --rehearse")
+    from . import rehearse as rh
+    print(f"present: rehearsal report {paths.short(rh.report_from_log(Path(report)))}")
+    return 0
 
 
 def _serve(server: Server, rel: str, log: Path | None, t0: float) -> int:
