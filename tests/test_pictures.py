@@ -3,6 +3,7 @@ big enough for a projector, and no edge drawn underneath a box."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 from xml.etree import ElementTree
 
@@ -16,9 +17,11 @@ from workshop import (
     Picture,
     show_ad_flow,
     show_batching,
+    show_bodies,
     show_cache_chain,
     show_collectives,
     show_graph,
+    show_residuals,
     show_sharding,
     show_stations,
     show_tree,
@@ -34,6 +37,17 @@ def prims(jaxpr) -> list[str]:
     return [e.primitive.name for e in jaxpr.eqns]
 
 
+def nets() -> dict:
+    """Deck 04's three-layer net, plain and checkpointed two ways."""
+    def net(w, x):
+        for _ in range(3):
+            x = jnp.tanh(w @ x)
+        return jnp.sum(x)
+
+    dots = jax.checkpoint(net, policy=jax.checkpoint_policies.dots_saveable)
+    return {"no checkpoint": net, "jax.checkpoint": jax.checkpoint(net), "dots_saveable": dots}
+
+
 def cache_rows() -> dict:
     """What deck 03 probes: a first call, a repeat, and the changes that miss."""
     p = jax.jit(lambda x, n: lax.integer_pow(lax.sin(x), n), static_argnums=1)
@@ -41,6 +55,50 @@ def cache_rows() -> dict:
     return {"first call": probe(p, x, 2), "repeat call": probe(p, x, 2),
             "new shape": probe(p, jnp.ones(4), 2), "new static n": probe(p, x, 3),
             "jnp.float32(2)": probe(p, jnp.float32(2.0), 2)}
+
+
+def three_collectives(mesh):
+    """Deck 06's body: a psum, an all_gather and a psum_scatter over y, compiled."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    def body(a):
+        return (lax.psum(a, "y") + lax.all_gather(a, "y", tiled=True)[:4]
+                + lax.psum_scatter(a, "y", tiled=True))
+    x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("x", "y")))
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    return jax.jit(f).lower(x).compile()
+
+
+class Point:
+    """Deck 05's registered types (at module level: a dataclass's repr names its qualname):
+    a class with flatten functions, a dataclass with a static field, a static type."""
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+jax.tree_util.register_pytree_node(Point, lambda p: ((p.x, p.y), None), lambda _, ch: Point(*ch))
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Layer:
+    w: jax.Array
+    name: str = dataclasses.field(default="dense", metadata=dict(static=True))
+
+
+@jax.tree_util.register_static
+@dataclasses.dataclass(frozen=True)
+class Config:
+    depth: int
+
+
+class Opaque:
+    """An object nobody registered: a leaf."""
+
+
+def registered():
+    return [Point(1.0, 2.0), Layer(jnp.ones(2)), Config(3)]
 
 
 def deck_pictures() -> dict[str, Picture]:
@@ -71,12 +129,67 @@ def deck_pictures() -> dict[str, Picture]:
         "tree": show_tree([1.0, None, (2.0, {"b": 3.0, "a": 4.0})]),
         "collectives": show_collectives(jax.jit(fn).lower(*args).compile(), mesh),
         "two collectives": show_collectives(two, m),
+        "three collectives": show_collectives(three_collectives(m), m),
+        "registered tree": show_tree(registered()),
+        "bodies": show_bodies(jax.make_jaxpr(lambda x: lax.while_loop(
+            lambda c: c < 10.0, lambda c: c * 2.0, x))(1.0)),
         "cache chain": show_cache_chain(cache_rows()),
         "ad flow": show_ad_flow(lambda x: jnp.sin(x) * x, 2.0),
         "batching": show_batching(lambda x: x.sum(0), jnp.ones((3, 5, 4)), in_axes=2),
+        "cache homes": show_cache_chain({}, homes=True),
+        "residuals": show_residuals(nets(), jnp.ones((4, 4)) / 4, jnp.ones(4)),
         "sharding": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P("x", "y")))),
         "copies": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P(None, "y"))),
                                 tall=300),
+        **machine_pictures(f),
+    }
+
+
+def nested_h():
+    """Deck 02's nested jaxprs: a jit and a cond of two branches."""
+    def h(p, x):
+        return lax.cond(p, jnp.sin, jnp.cos, jax.jit(lambda v: v * 2.0)(x))
+    return jax.make_jaxpr(h)(True, 1.0)
+
+
+def two_transforms():
+    """Deck 02's WrappedFun: two transformations stacked by hand."""
+    from jax._src import api_util
+    from jax._src import linear_util as lu
+
+    @lu.transformation2
+    def add_one(f, x):
+        return f(x + 1)
+
+    @lu.transformation2
+    def double(f, x):
+        return f(x * 2)
+
+    dbg = api_util.debug_info("demo", lambda x: x, (1,), {})
+    return double(add_one(lu.wrap_init(lambda x: x, debug_info=dbg)))
+
+
+def machine_pictures(f) -> dict[str, Picture]:
+    """Decks 01 and 02's pictures of the machine: the lowering, nested jaxprs, the trace
+    chain, a WrappedFun's stack."""
+    from jax._src import core
+
+    from workshop.dataflow import show_lowering, show_nested, show_split
+    from workshop.pictures import show_trace_chain, show_transforms
+
+    traced = jax.jit(f).trace(jnp.ones((8, 4)), jnp.ones((4, 2)))
+    current = []
+    jax.jit(jax.vmap(lambda x: current.append(core.trace_ctx.trace) or x))(jnp.ones(2))
+    inner = jax.jit(lambda v: jnp.cos(v) * v)
+    return {
+        "lowering": show_lowering(traced),
+        "lowering to HLO": show_lowering(traced, traced.lower().compile()),
+        "nested jit": show_nested(jax.make_jaxpr(lambda x: inner(x) + 1.0)(jnp.ones(3))),
+        "nested": show_nested(nested_h()),
+        "trace chain": show_trace_chain(current[0]),
+        "transforms": show_transforms(two_transforms(), 3),
+        "split": show_split(jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0),
+                            [False, True]),
     }
 
 
@@ -115,6 +228,67 @@ def test_every_picture_reads_from_the_back_of_the_room(pictures):
     assert stations.text_px() >= 20 and stations.size()[1] >= 250, stations.size()
 
 
+def test_a_small_tree_spreads_over_the_slide_and_shows_what_its_treedef_keeps(pictures):
+    from jax import tree_util as tu
+    tree = registered()
+    pic = pictures["registered tree"]
+    assert pic.size()[0] == SLIDE_W and pic.text_px() >= 20     # 5 slots, spread out
+    assert pic.facts["aux"] == [("Layer", "('dense',)"), ("Config", "Config(depth=3)")]
+    assert [c.node_data()[1] for c in tu.tree_structure(tree).children()[1:3]] == [
+        ("dense",), type(tree[2])(3)]                           # what the treedef keeps
+    assert pic.facts["leaves"] == ["1.0", "2.0", "f32[2]"]
+    assert pic.facts["keys"] == ["[0]", "[<flat index 0>]", "[<flat index 1>]", "[1]", ".w",
+                                 "[2]"]
+    assert show_tree(["text", Opaque()]).facts["leaves"] == ["'text'", "Opaque"]  # no address
+    texts = [t.text for t in ElementTree.fromstring(pic.svg).iter(f"{NS}text")]
+    assert "aux: ('dense',)" in texts and "aux: Config(depth=3)" in texts
+    assert "list" in texts and not any(t and t.startswith("aux") and "list" in t
+                                       for t in texts)         # a list keeps no aux
+    # the keys of two siblings never overlap, however long (flat indices)
+    root = ElementTree.fromstring(pic.svg)
+    cards = sorted((float(r.get("y")), float(r.get("x")), float(r.get("width")))
+                   for r in root.iter(f"{NS}rect") if r.get("class") == "label")
+    assert all(not (y0 == y1 and x0 + w0 > x1) for (y0, x0, w0), (y1, x1, _) in
+               zip(cards, cards[1:])), cards
+
+
+def test_bodies_draw_the_jaxprs_an_equation_holds(pictures):
+    pic = pictures["bodies"]
+    assert pic.size()[0] == SLIDE_W and pic.text_px() >= 20
+    assert pic.facts["equations"] == ["while"]
+    assert pic.facts["bodies"] == [("while", "cond_jaxpr", ["lt"]),
+                                   ("while", "body_jaxpr", ["mul"])]
+    assert pic.facts["lines"] == [["in  a:f32[]", "b:bool[] = lt a 10.0", "out b"],
+                                  ["in  a:f32[]", "b:f32[] = mul a 2.0", "out b"]]
+    texts = [t.text for t in ElementTree.fromstring(pic.svg).iter(f"{NS}text")]
+    assert "b:bool[] = lt a 10.0" in texts and "cond_jaxpr" in texts
+    # cond's branches in index order, a scan's length in its title, each from the live jaxpr
+    c = jax.make_jaxpr(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x))(True, 1.0)
+    assert show_bodies(c).facts["bodies"] == [
+        ("cond", f"branches[{i}]", prims(b)) for i, b in enumerate(c.eqns[-1].params["branches"])]
+    assert [b[2] for b in show_bodies(c).facts["bodies"]] == [["cos"], ["sin"]]
+    s = jax.make_jaxpr(lambda xs: lax.scan(lambda c, x: (c + x, None), 0.0, xs))(jnp.ones(7))
+    assert "length=7" in "".join(ElementTree.fromstring(show_bodies(s).svg).itertext())
+    with pytest.raises(ValueError, match="hold jaxprs"):
+        show_bodies(jax.make_jaxpr(jnp.sin)(1.0))
+
+
+def test_collectives_that_do_not_fit_side_by_side_take_a_row_each(pictures):
+    three = pictures["three collectives"]
+    assert [c["kind"] for c in three.facts["collectives"]] == [
+        "all-gather", "reduce-scatter", "all-reduce"]
+    assert all(c["groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]] for c in three.facts["collectives"])
+    w, h = three.size()
+    assert w == SLIDE_W and three.text_px() >= 20 and h <= 460, (w, h)   # not 12 px text
+    texts = [t.text for t in ElementTree.fromstring(three.svg).iter(f"{NS}text")]
+    assert [t for t in texts if t in ("all-gather", "reduce-scatter", "all-reduce")] == [
+        "all-gather", "reduce-scatter", "all-reduce"]                  # one row each, in order
+    cells = ["".join(t.itertext()) for t in ElementTree.fromstring(three.svg).iter(f"{NS}text")]
+    assert sorted(t for t in cells if t.startswith("dev ")) == sorted(
+        [f"dev {i} · group {i // 4}" for i in range(8)] * 3)          # each names its group
+    assert pictures["collectives"].size()[0] > 1000               # one panel: as before
+
+
 def test_text_px_is_measured_after_the_picture_is_scaled_to_the_slide():
     wide = Picture("<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 2368 100' "
                    "width='2368'><text font-size='20'>x</text></svg>", "wide")
@@ -148,10 +322,11 @@ def _points(d: str, steps: int = 24) -> list[tuple[float, float]]:
 def edges_under_boxes(svg: str) -> list:
     """(edge, box) pairs where an edge (a path or a line) passes inside a box (a rect), more
     than 3 px in from its border: an edge touching its own boxes' borders is fine. A label's
-    card (class label: a tree's key) sits on its edge on purpose, so no edge strikes the key."""
+    card (class label: a tree's key) sits on its edge on purpose, so no edge strikes the key;
+    a frame (class frame: a nested jaxpr's) holds its graph's edges on purpose."""
     root = ElementTree.fromstring(svg)
     boxes = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
-             for r in root.iter(f"{NS}rect") if r.get("class") != "label"]
+             for r in root.iter(f"{NS}rect") if r.get("class") not in ("label", "frame")]
     edges = [_points(p.get("d")) for p in root.iter(f"{NS}path") if p.get("fill") == "none"]
     edges += [_points(f"M{ln.get('x1')},{ln.get('y1')} L{ln.get('x2')},{ln.get('y2')}")
               for ln in root.iter(f"{NS}line")]
@@ -428,3 +603,153 @@ def test_charts_and_captions_are_in_the_slides_one_sans_face():
     sans = [t.get("font-family") for t in ElementTree.fromstring(show_phase_map(2).svg).iter()
             if t.get("font-family") and "Mono" not in t.get("font-family")]
     assert sans and all(f.startswith("Source Sans Pro,") for f in sans), set(sans)
+
+
+def test_the_chain_alone_says_where_each_cache_lives(pictures):
+    pic = pictures["cache homes"]
+    assert pic.facts == {"caches": CACHES, "calls": {}, "homes": [h for _, h, _ in CHAIN]}
+    texts = "".join(t.text or "" for t in ElementTree.fromstring(pic.svg).iter(f"{NS}text"))
+    for home in pic.facts["homes"]:           # each module's file, written in its box
+        assert home.split(".")[0].replace("_", "") in texts.replace("_", "")
+    assert "cpppjitcacheexplicitattributes" in texts.replace("_", "")   # the C++ one's holder
+    assert "hit" not in texts and "miss" not in texts                  # no lanes, no legend
+    assert "homes" not in show_cache_chain(cache_rows()).facts
+
+
+def test_residuals_are_what_saved_residuals_lists(pictures):
+    from jax._src.ad_checkpoint import saved_residuals
+
+    pic, args = pictures["residuals"], (jnp.ones((4, 4)) / 4, jnp.ones(4))
+    for (name, f), kept in zip(nets().items(), pic.facts["kept"].values()):
+        live = saved_residuals(f, *args)
+        assert [t for t, _ in kept] == [a.str_short(short_dtypes=True) for a, _ in live], name
+        assert all(w == "argument " + s.split()[3] if s.startswith("from the argument") else
+                   s.startswith(f"output of {w} ") for (_, w), (_, s) in zip(kept, live)), name
+        assert pic.facts["computed"][name] == sum(not s.startswith("from the argument")
+                                                  for _, s in live)
+    assert list(pic.facts["computed"].values()) == [5, 0, 3]
+    # each computed residual is an orange box, each argument a dashed one
+    rects = [r for r in ElementTree.fromstring(pic.svg).iter(f"{NS}rect")]
+    from workshop.palette import HERE
+    assert sum(r.get("stroke") == HERE for r in rects) == 8
+    assert sum(r.get("stroke-dasharray") is not None for r in rects) == 6
+    assert repr(pic) == "no checkpoint: 7 kept, 5 computed; jax.checkpoint: 2 kept, " \
+                        "0 computed; dots_saveable: 5 kept, 3 computed"
+
+
+def test_ad_flow_writes_the_residuals_values_it_was_handed():
+    pic = show_ad_flow(lambda x: jnp.sin(x) * x, jnp.float32(2.0))     # deck 04's f
+    _, f_vjp = jax.vjp(lambda x: jnp.sin(x) * x, jnp.float32(2.0))
+    kept = [float(r) for r in f_vjp.opaque_residuals] + [2.0]           # cos 2, sin 2, x
+    assert sorted(pic.facts["values"].values()) == pytest.approx(sorted(kept))
+    for name, value in pic.facts["values"].items():
+        assert f"{name} = {value:.3g}" in pic.svg
+    assert pic.size()[0] == SLIDE_W and pic.text_px() >= 20      # as wide as the slide
+    arrays = show_ad_flow(lambda x, y: jnp.sin(x) * y, jnp.arange(3.0), 2.0).facts["values"]
+    assert None in arrays.values()                                     # an array: no value
+
+
+def test_batching_is_drawn_as_wide_as_most_of_the_slide():
+    def layer(x, w):                                   # deck 04's layer, four rows of axes
+        return jnp.tanh(x @ w).sum(0)
+
+    pic = show_batching(layer, jnp.ones((5, 3)), jnp.ones((3, 2, 4)), in_axes=(None, 2))
+    w, h = pic.size()
+    assert w >= 0.8 * SLIDE_W and h <= 470.5 and pic.text_px() >= 20, (w, h)
+
+
+def test_lowering_pairs_each_equation_with_the_ops_its_rule_wrote():
+    from workshop.artefacts import hlo_entry, stablehlo_ops
+    from workshop.dataflow import lowering_of, show_lowering
+
+    inner = jax.jit(lambda v: jnp.cos(v) * v)
+    cases = {   # (function, args): each equation's ops, as lowered on 0.12.0.1
+        "literals": (lambda x: jnp.sin(x) * 2.0 * 3.0, (jnp.ones(3),), [
+            ["sine"], ["constant", "broadcast_in_dim", "multiply"],
+            ["constant", "broadcast_in_dim", "multiply"]]),
+        "same primitive twice": (lambda x: x * x * x, (1.0,), [["multiply"], ["multiply"]]),
+        "a nested jit": (lambda x: inner(x) + 1.0, (jnp.ones(3),), [
+            ["call"], ["constant", "broadcast_in_dim", "add"]]),
+    }
+    for name, (fn, args, expected) in cases.items():
+        traced = jax.jit(fn).trace(*args)
+        compiled = traced.lower().compile()
+        pic = show_lowering(traced, compiled)
+        assert pic.facts["equations"] == prims(traced.jaxpr), name
+        assert pic.facts["stablehlo"] == expected, name
+        # every op of @main is drawn once, in order: the independent reader of the text agrees
+        flat = [op for ops in pic.facts["stablehlo"] for op in ops]
+        assert [o.split(" @")[0] for o in stablehlo_ops(traced.lower())] == flat, name
+        assert list(pic.facts["hlo"]) == [n for n, op in hlo_entry(compiled) if op != "parameter"]
+    # the deck's f: tanh fused into the sum; the dot in a custom fusion of its own
+    traced = jax.jit(lambda x, w: jnp.tanh(x @ w).sum()).trace(jnp.ones((8, 4)), jnp.ones((4, 2)))
+    assert show_lowering(traced, traced.lower().compile()).facts["hlo"] == {
+        "ynn_fusion": ["dot_general"], "tanh_reduce_fusion": ["tanh", "reduce_sum"]}
+    # an op no equation accounts for is refused, not drawn under the wrong one
+    pairs = lowering_of(traced)
+    assert [len(ops) for _, ops in pairs] == [1, 1, 2]
+    fewer = traced.jaxpr.replace(eqns=traced.jaxpr.eqns[:2])
+    with pytest.raises(ValueError, match="no equation of the jaxpr accounts for"):
+        lowering_of(type("T", (), {"jaxpr": fewer, "lower": traced.lower})())
+
+
+def test_nested_frames_each_jaxpr_an_equation_carries():
+    from jax._src import core
+
+    from workshop.dataflow import show_nested
+
+    ch = nested_h()
+    pic = show_nested(ch)
+    assert pic.facts["outer"] == prims(ch)
+    assert pic.facts["inner"] == [(e.primitive.name, prims(j)) for e in ch.eqns
+                                  for j in core.jaxprs_in_params(e.params)]
+    assert pic.facts["inner"] == [("jit", ["mul"]), ("cond", ["cos"]), ("cond", ["sin"])]
+    assert "cond branch 0" in pic.svg and "cond branch 1" in pic.svg and "s jaxpr<" in pic.svg
+    assert repr(pic) == "nested: 3 equation(s), 2 of them carry 3 jaxpr(s)"
+    # one frame per jaxpr, joined to its equation by one dashed line
+    root = ElementTree.fromstring(pic.svg)
+    assert sum(p.get("stroke-dasharray") == "6 4" for p in root.iter(f"{NS}path")) == 3
+    flat = show_nested(jax.make_jaxpr(lambda x: jnp.sin(x))(1.0))   # nothing nested
+    assert flat.facts["inner"] == [] and "jaxpr" not in flat.caption.split(",")[0]
+
+
+def test_trace_chain_and_transforms_are_drawn_from_the_live_objects():
+    from jax._src import core
+
+    from workshop.pictures import show_trace_chain, show_transforms
+
+    seen = []
+    jax.jit(jax.grad(lambda x: seen.append(core.trace_ctx.trace) or jnp.sin(x)))(1.0)
+    chain, t = [], seen[0]
+    while t is not None:
+        chain.append(type(t).__name__)
+        t = getattr(t, "parent_trace", None)
+    assert show_trace_chain(seen[0]).facts["chain"] == chain
+    assert chain[0] == "LinearizeTrace" and chain[-1] == "EvalTrace"
+    wf = two_transforms()
+    pic = show_transforms(wf, 3)
+    assert pic.facts["stack"] == ["double", "add_one", "<lambda>"]
+    assert pic.facts["calls"] == [("double", (3,), 7), ("add_one", (6,), 7), ("<lambda>", (7,), 7)]
+    assert wf.call_wrapped(3) == 7 and "gets 6" in pic.svg
+    assert "calls" not in show_transforms(wf).facts          # no args: the stack alone
+
+
+def test_split_draws_partial_evaluations_own_two_programs():
+    from jax._src.interpreters import partial_eval as pe
+
+    from workshop.dataflow import show_split
+
+    cases = [(lambda x, y: jnp.sin(x) * jnp.cos(y) + x, (1.0, 2.0), [False, True]),
+             (lambda x, y: (jnp.exp(x) * 2.0, jnp.sin(x) + y), (1.0, 2.0), [False, True]),
+             (lambda x, y: jnp.cos(x) * y, (jnp.ones(3), 2.0), [True, False])]
+    for fn, args, unknowns in cases:
+        j = jax.make_jaxpr(fn)(*args)
+        known, unknown, _, res = pe.partial_eval_jaxpr_nounits(j, unknowns, instantiate=False)
+        pic = show_split(j, unknowns)
+        assert (pic.facts["known"], pic.facts["unknown"]) == (prims(known), prims(unknown))
+        assert len(pic.facts["residuals"]) == len(res)
+        # one thick orange arrow per residual, each ending at a box named for it
+        root = ElementTree.fromstring(pic.svg)
+        thick = [p for p in root.iter(f"{NS}path") if p.get("stroke-width") == "4"]
+        assert len(thick) == len(res)
+        assert all(f"residual {r}" in pic.svg for r in pic.facts["residuals"])

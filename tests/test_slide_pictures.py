@@ -17,17 +17,13 @@ from workshop.tools import notebooks as nbs
 from workshop.tools import talk
 
 DECKS = nbs.decks()
-PICTURES = 22          # talk slides with a picture or chart: 13 before issue 52
+PICTURES = 61          # talk slides with a picture or chart: 13 before issue 52
 WIDE = 0.8             # of the content width, at least
 # pictures still narrower than WIDE, by deck and slide title (a jaxpr drawn top to bottom is
 # as tall as the slide allows, so only as wide as its levels)
 NARROW = {
     "01": {"The same jaxpr, as a graph"},
     "02": {"The cut, drawn on the jaxpr"},
-    "03": {"Compiles over the steps, before and after"},
-    "04": {"Per-example gradients, seen", "The linear jaxpr, drawn", "Its transpose, drawn",
-           "Where the batch axis sits, equation by equation"},
-    "05": {"The same tree, drawn"},
 }
 
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 # each name of the runtime, and the module it is defined in
 _FROM = {
-    "dataflow": ("show_ad_flow", "show_graph"),
+    "dataflow": ("show_ad_flow", "show_graph", "show_residuals"),
     "devices": ("N_DEVICES", "PINNED_JAX", "SetupError", "setup"),
-    "diagrams": ("show_batching", "show_cache_chain", "show_collectives", "show_sharding",
-                 "show_tree"),
+    "diagrams": ("show_batching", "show_bodies", "show_cache_chain", "show_collectives",
+                 "show_sharding", "show_tree"),
     "expect": ("ClaimFailed", "refuses"),
     "filemap": ("file_map",),
     "pictures": ("Picture", "show_stations"),
@@ -27,10 +27,11 @@ _FROM = {
 _MODULE = {name: module for module, names in _FROM.items() for name in names}
 
 if TYPE_CHECKING:   # what an editor or a type checker reads
-    from .dataflow import show_ad_flow, show_graph
+    from .dataflow import show_ad_flow, show_graph, show_residuals
     from .devices import N_DEVICES, PINNED_JAX, SetupError, setup
     from .diagrams import (
         show_batching,
+        show_bodies,
         show_cache_chain,
         show_collectives,
         show_sharding,
@@ -45,7 +46,7 @@ __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "sho
            "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
            "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
            "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching",
-           "show_sharding"]
+           "show_sharding", "show_bodies", "show_residuals"]
 
 
 def __getattr__(name: str):

@@ -21,6 +21,7 @@ from .palette import (
     TEXT,
 )
 from .pictures import (
+    EM,
     GRAPH_TALL,
     MIN_PX,
     SANS,
@@ -38,51 +39,90 @@ CELL_W, CELL_H, PAD = 150, 84, 16          # a device's box on the mesh, the pan
 
 # --------------------------------------------------------------------------- collectives
 
-def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> list:
-    """One collective on the mesh: every device a box that names its group, each group a
-    dashed outline (a block of the grid) or a line through its devices in order (scattered).
-    Coordinates are written as Python prints them (77.0), as this picture always has."""
+def _mesh(x0: float, y0: float, groups: list, grid, cell: tuple[float, float],
+          one_line: bool = False) -> list:
+    """The mesh's devices as boxes from (x0, y0), each naming its device and its group (on
+    one line, or two), and each group a dashed outline (a block of the grid) or a line
+    through its devices in order (scattered)."""
     rows, cols = grid.shape
-    cell_w, cell_h, pad = CELL_W, CELL_H, PAD
+    cell_w, cell_h = cell
     where = {i: divmod(i, cols) for i in range(rows * cols)}   # logical id -> (row, col)
-    size = {len(g) for g in groups}
-    out = [label(x0, 22, f"{kind}: {_n(len(groups), 'group')} of "
-                 f"{'/'.join(map(str, sorted(size)))} · rows {names[0]}, columns {names[1]}",
-                 20, font=SANS)]
     group_of = {i: k for k, group in enumerate(groups) for i in group}
+    out = []
     for i, (r, c) in where.items():
-        x, y = x0 + pad + c * cell_w, 34 + pad + r * cell_h
+        x, y = x0 + c * cell_w, y0 + r * cell_h
         out.append(svg.rect(x + 10, y + 10, cell_w - 20, cell_h - 20, rx=6, fill=FILL, stroke=INK))
-        out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 - 1), f"dev {grid.flat[i].id}",
-                         20, anchor="middle"))
-        if i in group_of:   # each device says its group: the outlines need no colours
+        name = f"dev {grid.flat[i].id}"
+        if one_line:    # each device says its group: the outlines need no colours
+            out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 + 7),
+                             [name, svg.tspan(f" · group {group_of[i]}", fill=TEXT)]
+                             if i in group_of else name, 20, anchor="middle"))
+            continue
+        out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 - 1), name, 20, anchor="middle"))
+        if i in group_of:
             out.append(label(str(x + cell_w / 2), str(y + cell_h / 2 + 21),
                              f"group {group_of[i]}", 20, anchor="middle", fill=TEXT))
     for group in groups:
         rs, cs = [where[i][0] for i in group], [where[i][1] for i in group]
         if (max(rs) - min(rs) + 1) * (max(cs) - min(cs) + 1) == len(group):   # a block
-            out.append(svg.rect(x0 + pad + min(cs) * cell_w + 3, 34 + pad + min(rs) * cell_h + 3,
+            out.append(svg.rect(x0 + min(cs) * cell_w + 3, y0 + min(rs) * cell_h + 3,
                                 (max(cs) - min(cs) + 1) * cell_w - 6,
                                 (max(rs) - min(rs) + 1) * cell_h - 6, rx=10, fill="none",
                                 stroke=INK, stroke_width=3, stroke_dasharray="8 4"))
         else:
-            pts = " ".join(f"{x0 + pad + where[i][1] * cell_w + cell_w / 2},"
-                           f"{34 + pad + where[i][0] * cell_h + cell_h / 2}" for i in group)
+            pts = " ".join(f"{x0 + where[i][1] * cell_w + cell_w / 2},"
+                           f"{y0 + where[i][0] * cell_h + cell_h / 2}" for i in group)
             out.append(svg.polyline(pts, fill="none", stroke=INK, stroke_width=3,
                                     stroke_dasharray="8 4"))
     return out
+
+
+def _sizes(groups: list) -> str:
+    return f"{_n(len(groups), 'group')} of {'/'.join(map(str, sorted({len(g) for g in groups})))}"
+
+
+def _panel(x0: int, kind: str, groups: list, grid, names: tuple[str, str]) -> list:
+    """One collective on the mesh, its title above it. Coordinates are written as Python
+    prints them (77.0), as this picture always has."""
+    out = [label(x0, 22, f"{kind}: {_sizes(groups)} · rows {names[0]}, columns {names[1]}",
+                 20, font=SANS)]
+    return out + _mesh(x0 + PAD, 34 + PAD, groups, grid, (CELL_W, CELL_H))
+
+
+def _rows(found: list, grid, names: tuple[str, str]) -> tuple[list, float]:
+    """Each collective a row across the slide: its kind and groups at the left, the mesh
+    beside them with cells as wide as the row leaves (one line each where it fits); the
+    mesh's axes said once above. Returns the elements and the height."""
+    rows, cols = grid.shape
+    label_w = max(_chars(k, 22) for k, _ in found) + 24
+    label_w = max(label_w, max(_chars(_sizes(g), 20) for _, g in found) + 24)
+    cell_w = (SLIDE_W - 4 - label_w) / cols
+    longest = max(len(f"dev {d.id} · group {len(g) - 1}") for d in grid.flat for _, g in found)
+    one = longest * EM * 20 <= cell_w - 28
+    cell_h = 56 if one else CELL_H
+    out = [label(2, 24, f"mesh rows {names[0]} ({rows}), columns {names[1]} ({cols}) · "
+                 "each dashed outline: one group that combines its values", 20, font=SANS)]
+    y, row_h = 40, rows * cell_h + 14
+    for kind, groups in found:
+        out.append(label(2, y + row_h / 2 - 4, kind, 22, font=SANS, bold=True))
+        out.append(label(2, y + row_h / 2 + 22, _sizes(groups), 20, font=SANS, fill=TEXT))
+        out += _mesh(2 + label_w, y + 7, groups, grid, (cell_w, cell_h), one)
+        y += row_h + 8
+    return out, y - 8
 
 
 def show_collectives(compiled, mesh) -> Picture:
     """Who talks to whom: each collective of the compiled HLO drawn on a 2-D mesh.
 
     One panel per collective (all-reduce, all-gather, reduce-scatter, all-to-all; an async
-    one by its -start), in the HLO's order: the mesh's devices as boxes, each naming its
-    device id and its group, and one dashed outline per group of devices that combine their
-    values (a line through them, in order, where the group is not a block of the mesh). The
-    groups are read from each collective's replica_groups; they count positions in
-    `mesh.devices`, row by row. A collective it cannot draw (collective-permute names pairs,
-    not groups) is listed as not drawn, never dropped silently.
+    one by its -start), in the HLO's order, side by side where they fit the slide at their
+    size, else one row each across the slide (text at 20 px): the mesh's devices as boxes,
+    each naming its device id and its group, and one dashed outline per group of devices
+    that combine their values (a line through them, in order, where the group is not a block
+    of the mesh). The groups are read from each collective's replica_groups; they count
+    positions in `mesh.devices`, row by row. A collective it cannot draw
+    (collective-permute names pairs, not groups) is listed as not drawn, never dropped
+    silently.
 
     Args:
         compiled: a `jax.jit(f).lower(...).compile()` result, partitioned over `mesh`.
@@ -115,8 +155,12 @@ def show_collectives(compiled, mesh) -> Picture:
     panel_h = 34 + rows * CELL_H + 2 * PAD
     width = max(1, len(found)) * panel_w + (max(1, len(found)) - 1) * gap + 4
     out = []
-    for n, (kind, groups) in enumerate(found):
-        out += _panel(2 + n * (panel_w + gap), kind, groups, grid, names)
+    if width > SLIDE_W:      # side by side they would shrink: a row each, across the slide
+        out, panel_h = _rows(found, grid, names)
+        width = SLIDE_W
+    else:
+        for n, (kind, groups) in enumerate(found):
+            out += _panel(2 + n * (panel_w + gap), kind, groups, grid, names)
     if not found:
         say = ("not drawn: " + ", ".join(left) if left
                else "no collective: every device works alone")
@@ -148,7 +192,9 @@ def _tree_nodes(tree, treedef, is_leaf) -> tuple[list, list]:
 
     def show(v):
         try:
-            return jax.typeof(v).str_short(short_dtypes=True) if hasattr(v, "shape") else repr(v)
+            if hasattr(v, "shape"):
+                return jax.typeof(v).str_short(short_dtypes=True)
+            return _plain(v)
         except TypeError:
             return type(v).__name__
 
@@ -163,7 +209,8 @@ def _tree_nodes(tree, treedef, is_leaf) -> tuple[list, list]:
         if kind is type(None):
             nodes.append([next(spot), depth, "None", "no leaves", "none"])
             return 1, nodes[me][0]
-        nodes.append([None, depth, kind.__name__, "", "node"])
+        aux = _aux(kind, data[1])           # a registered type's aux data: in the treedef
+        nodes.append([None, depth, kind.__name__, aux and f"aux: {aux}", "node"])
         kids = list(tu.flatten_one_level_with_keys(value)[0])
         used, xs = 0, []
         for i, child in enumerate(t.children()):
@@ -180,13 +227,34 @@ def _tree_nodes(tree, treedef, is_leaf) -> tuple[list, list]:
     return nodes, edges
 
 
+def _plain(v) -> str:
+    """A leaf's repr, or its type's name where the repr is the default one (an address)."""
+    text = repr(v)
+    return type(v).__name__ if " object at 0x" in text else text
+
+
+BUILTIN = (dict, list, tuple)     # their node data is their keys (or nothing): no aux drawn
+
+
+def _aux(kind: type, aux) -> str:
+    """What a registered node keeps in the treedef besides its children: its aux data (a
+    dataclass's static fields, a static type's instance), '' for the built-in containers."""
+    if issubclass(kind, BUILTIN) or kind.__module__ == "collections" or aux is None:
+        return ""
+    return _plain(aux)
+
+
 def show_tree(tree, is_leaf=None) -> Picture:
     """A pytree as tree_util sees it: one box per node of its treedef, each edge its key.
 
-    Containers are boxes named by their type, a None is an empty (dashed) node, and each
-    leaf is numbered in flatten order and shows its type (an array's short type, f32[2,3])
-    or its repr. Each edge is labelled with its key as `jax.tree_util.keystr` writes it
-    (['w'], [0], .field). Coordinates are written as Python prints them (12.0).
+    Containers are boxes named by their type (a registered type's box also shows its aux
+    data, what the treedef keeps of it: a dataclass's static fields, a static type's
+    instance), a None is an empty (dashed) node, and each leaf is numbered in flatten order
+    and shows its type (an array's short type, f32[2,3]) or its repr (an object's type name
+    where its repr is only an address). Each edge is labelled with its key as
+    `jax.tree_util.keystr` writes it (['w'], [0], .field). A small tree spreads over the
+    slide's width, its text at 20 px; a tree of more than six slots is drawn wider and
+    scaled down to the slide. Coordinates are written as Python prints them (12.0).
 
     Args:
         tree: the pytree to draw.
@@ -196,7 +264,8 @@ def show_tree(tree, is_leaf=None) -> Picture:
     Returns:
         A `Picture` captioned "pytree: N nodes, K leaves: " and the leaves' paths, its facts:
         "nodes" (how many boxes), "leaves" (what each leaf box shows, in flatten order) and
-        "keys" (each edge's key, in the treedef's order).
+        "keys" (each edge's key, in the treedef's order) and "aux" ((type name, aux data as
+        drawn) for each registered node that keeps aux data, in the treedef's order).
 
     Example:
         >>> pic = show_tree({"w": jnp.ones((2, 3)), "b": None, "n": (1.0, 2)})
@@ -209,39 +278,44 @@ def show_tree(tree, is_leaf=None) -> Picture:
 
     treedef = tu.tree_structure(tree, is_leaf=is_leaf)
     nodes, edges = _tree_nodes(tree, treedef, is_leaf)
-    box_w, box_h, slot, level = 160, 60, 180, 104
     slots = max(n[0] for n in nodes) + 1
     depth = max(n[1] for n in nodes) + 1
+    px = 20
+    slot = max(180, (SLIDE_W - 4) / slots)       # a small tree spreads over the slide
+    box_w, box_h, level = min(slot - 20, 320), 52, 86    # short: under a class's code
     xy = lambda n: (2 + n[0] * slot + (slot - box_w) / 2, 4 + n[1] * level)
     out, keys = [], []
     for i, j, key in edges:
         (x0, y0), (x1, y1) = xy(nodes[i]), xy(nodes[j])
         x0, y0, x1 = x0 + box_w / 2, y0 + box_h, x1 + box_w / 2
         out.append(svg.line(str(x0), str(y0), str(x1), str(y1), stroke=INK, stroke_width=1.6))
-        # the key on a card of its own, over every edge: no edge strikes it through
-        text, kx, ky = _fit(key, slot, 18), (x0 + x1) / 2 + 6, (y0 + y1) / 2 + 5
-        keys += [svg.rect(round(kx - 4, 1), round(ky - 17, 1), round(_chars(text, 18) + 8, 1),
-                          23, rx=4, fill=PAPER, stroke=INK, stroke_width=1,
+        # the key on a card of its own, over every edge (no edge strikes it through), just
+        # above its child: siblings' keys, a slot apart, never overlap
+        text, ky = _fit(key, slot - 12, px), y1 - 12
+        w = _chars(text, px)
+        keys += [svg.rect(round(x1 - w / 2 - 4, 1), round(ky - 19, 1), round(w + 8, 1),
+                          25, rx=4, fill=PAPER, stroke=INK, stroke_width=1,
                           **{"class": "label"}),   # over its edge on purpose
-                 label(str(kx), str(ky), text, 18, fill=INK)]
+                 label(str(x1), str(ky), text, px, anchor="middle", fill=INK)]
     out += keys
     for n in nodes:
         (x, y), (_, _, title, detail, kind) = xy(n), n
         out.append(svg.rect(str(x), y, box_w, box_h, rx=8, fill=FILL if kind == "leaf" else PAPER,
                             stroke=INK, stroke_width=2,
                             stroke_dasharray="6 4" if kind == "none" else None))
-        out.append(label(str(x + box_w / 2), y + (26 if detail else 37),
-                         _fit(title, box_w - 10, 19), 19, anchor="middle", bold=True))
+        out.append(label(str(x + box_w / 2), y + (22 if detail else 33),
+                         _fit(title, box_w - 10, px + 1), px + 1, anchor="middle", bold=True))
         if detail:
-            out.append(label(str(x + box_w / 2), y + 50, _fit(detail, box_w - 10, 18), 18,
+            out.append(label(str(x + box_w / 2), y + 45, _fit(detail, box_w - 10, px), px,
                              anchor="middle", fill=TEXT))
     edges.sort(key=lambda e: e[1])                        # in the treedef's order
     facts = {"nodes": len(nodes), "leaves": [n[3] for n in nodes if n[4] == "leaf"],
-             "keys": [k for _, _, k in edges]}
+             "keys": [k for _, _, k in edges],
+             "aux": [(n[2], n[3][5:]) for n in nodes if n[4] == "node" and n[3]]}
     paths = tu.tree_flatten_with_path(tree, is_leaf=is_leaf)[0]
     caption = (f"pytree: {len(nodes)} nodes, {treedef.num_leaves} leaves: "
                + ", ".join(tu.keystr(p) for p, _ in paths))
-    picture = svg.svg(slots * slot + 4, depth * level - (level - box_h) + 8, out)
+    picture = svg.svg(round(slots * slot + 4, 1), depth * level - (level - box_h) + 8, out)
     return Picture(picture, caption, facts)
 
 
@@ -269,7 +343,7 @@ def _lane(xs: list, cell: float, mid: float, got: list, px: float) -> list:
            for i in range(max(reached, default=0))]
     for x, (_, v) in zip(xs, got):
         word, colour, fill = OUTCOME[v]
-        out.append(svg.rect(x + 14, mid - 17, cell - 28, 34, rx=17, fill=fill, stroke=colour,
+        out.append(svg.rect(x + 14, mid - 16, cell - 28, 32, rx=16, fill=fill, stroke=colour,
                             stroke_width=1.5 if v == "·" else 3,
                             stroke_dasharray="5 4" if v == "·" else None))
         out.append(label(x + cell / 2, mid + 7, word, px, anchor="middle", fill=colour,
@@ -277,7 +351,15 @@ def _lane(xs: list, cell: float, mid: float, got: list, px: float) -> list:
     return out
 
 
-def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
+def _home(holder: str, name: str, width: float, px: float) -> list[str]:
+    """Where a cache lives, as lines that fit `width`: its module's file, then the variable
+    that holds it when that is not the name its box already shows."""
+    module, variable = holder.split(".", 1)
+    return _wrap(f"{module}.py", width, px) + (_wrap(variable, width, px) if variable != name
+                                               else [])
+
+
+def show_cache_chain(rows: dict[str, dict[str, str]], homes: bool = False) -> Picture:
     """The six in-process caches under a jit call, and which of them each call hit.
 
     The caches (jitcache.CHAIN, in the order a call meets them) are a chain of boxes, and
@@ -288,11 +370,15 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
     Args:
         rows: {call label: what `workshop.jitcache.probe(f, *args)` returned for that call},
             in the order to draw them: each a {cache name: "hit", "miss" or "·"} dict over
-            the six caches.
+            the six caches. May be empty: the chain alone.
+        homes: if True, each box also says where its cache lives: the module, and the
+            variable that holds it where that is not its name (jitcache.CHAIN's holders).
+            Defaults to False.
 
     Returns:
-        A `Picture` captioned with each call's outcomes, its facts: "caches" (the six names,
-        in order) and "calls" ({call label: [(cache, outcome), ...]}).
+        A `Picture` captioned with each call's outcomes (or the chain, with no calls), its
+        facts: "caches" (the six names, in order), "calls" ({call label: [(cache, outcome),
+        ...]}) and "homes" (each cache's holder, module.variable, when `homes`).
 
     Raises:
         ValueError: a row is not a probe result (other caches, or another outcome).
@@ -314,34 +400,42 @@ def show_cache_chain(rows: dict[str, dict[str, str]]) -> Picture:
     for call, verdict in rows.items():
         if sorted(verdict) != sorted(caches) or set(verdict.values()) - set(OUTCOME):
             raise ValueError(f"{call!r} is not a jitcache.probe result: {verdict}")
-    px, gap = MIN_PX + 1, 14
-    label_w = max([_chars(c, px) for c in rows] + [_chars("call", px)]) + 20
+    px, gap = MIN_PX + 2, 10
+    label_w = max([_chars(c, px) for c in rows] + [_chars("call", px)]) + 20 if rows else 0
     cell = (SLIDE_W - 4 - label_w - 5 * gap) / 6
     heads = [_wrap(c, cell - 14, px) for c in caches]
-    head_h = 22 + max(map(len, heads)) * (px + 5)
-    top, lane_h = 34, 46
+    holders = [name for _, name, *_ in CHAIN]
+    where = [_home(h, label, cell - 14, px) if homes else [] for h, label in zip(holders, caches)]
+    rows_in = max(map(len, heads)) + max(map(len, where))
+    # a name part that cannot break (_compilation) sets the boxes' type a little smaller
+    longest = max(len(line) for lines in heads + where for line in lines)
+    hpx = max(MIN_PX, min(px, (cell - 12) / (EM * longest)))
+    head_h = 16 + rows_in * (px + 5)
+    top, lane_h = 34, 40           # lanes as close as their pills allow: slides hold 5
     xs = [2 + label_w + i * (cell + gap) for i in range(6)]
-    out = [label(2, 24, ["a jit call meets six caches, left to right · ",
-                         svg.tspan("hit", fill=HIT, font_weight="bold"), " · ",
-                         svg.tspan("miss", fill=MISS, font_weight="bold"), " · ",
-                         svg.tspan("dashed: not reached", fill=MUTED)], px, font=SANS)]
+    out = [label(2, 24, ["a jit call meets six caches, left to right"] + ([
+        " · ", svg.tspan("hit", fill=HIT, font_weight="bold"), " · ",
+        svg.tspan("miss", fill=MISS, font_weight="bold"), " · ",
+        svg.tspan("dashed: not reached", fill=MUTED)] if rows else []), px, font=SANS)]
     for i, (x, lines) in enumerate(zip(xs, heads)):
         out.append(svg.rect(x, top, cell, head_h, rx=8, fill=FILL, stroke=INK, stroke_width=2))
-        out += [label(x + cell / 2, top + 24 + j * (px + 5), s, px, anchor="middle", bold=True)
-                for j, s in enumerate(lines)]
+        out += [label(x + cell / 2, top + 24 + j * (px + 5), s, hpx, anchor="middle",
+                      bold=True) for j, s in enumerate(lines)]
+        out += [label(x + cell / 2, top + 24 + (len(lines) + j) * (px + 5), s, hpx,
+                      anchor="middle", fill=TEXT) for j, s in enumerate(where[i])]
         if i < 5:
             y = top + head_h / 2
             out.append(svg.line(x + cell + 1, y, x + cell + gap - 1, y, stroke=INK,
                                 stroke_width=2.5, marker_end="url(#chainhead)"))
-    facts = {"caches": caches, "calls": {}}
+    facts = {"caches": caches, "calls": {}} | ({"homes": holders} if homes else {})
     for k, (call, verdict) in enumerate(rows.items()):
         got = facts["calls"][call] = [(c, verdict[c]) for c in caches]
-        mid = top + head_h + 18 + k * lane_h + lane_h / 2 - 3
+        mid = top + head_h + 10 + k * lane_h + lane_h / 2 - 2
         out.append(label(2, mid + 7, call, px))
         out += _lane(xs, cell, mid, got, px)
     caption = "; ".join(f"{call}: " + " ".join(OUTCOME[v][0] for _, v in got)
-                        for call, got in facts["calls"].items())
-    height = top + head_h + 18 + len(rows) * lane_h + 6
+                        for call, got in facts["calls"].items()) or " → ".join(caches)
+    height = top + head_h + 10 + len(rows) * lane_h + 4
     picture = svg.svg(SLIDE_W, height, out, defs=[svg.arrowhead("chainhead", INK, 13)])
     return Picture(picture, caption, facts)
 
@@ -434,12 +528,17 @@ def show_batching(f, *args, in_axes=0) -> Picture:
     size = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
     batched = jax.make_jaxpr(jax.vmap(f, in_axes=tuple(axes)))(*args)
     moves = [e.primitive.name for e in batched.eqns]
-    px, cell, row_h, top = MIN_PX + 2, 58, 64, 40
+    px, row_h, top = MIN_PX + 2, 64, 40
     name_w = max(_chars(s[0], px) for s in seen) + 30
     rows = _axes_rows(seen, batched.out_avals, size)
     widest = max(sum(len(d) for d, _ in v) + len(v) for _, v in rows)
-    width = max(name_w + widest * cell + 40, 760)
     height = top + len(rows) * row_h + 46
+    # at least as wide as 83 % of the slide when shown GRAPH_TALL px tall, and 1000 px (a
+    # short one is shown no taller than 1.18 times itself): the axes' boxes grow (up to
+    # 200 px) to fill it, not the margin
+    least = max(1000, 0.83 * SLIDE_W * height / GRAPH_TALL)
+    cell = min(200, max(58, (least - name_w - 40) / widest))
+    width = max(name_w + widest * cell + 40, least)
     out = [label(2, 26, [svg.Raw("each value's axes after each equation · "),
                          svg.tspan("B", fill=BATCH, font_weight="bold"),
                          ": the batch axis vmap carries"], px, font=SANS)]
@@ -585,3 +684,108 @@ def show_sharding(x, tall: float = 440) -> Picture:
                              f"rows {r0}:{r1}", 20, anchor="end", fill=TEXT))
     facts = {"index": index, "holders": {r: ids for r, ids in holders.items()}, "split": split}
     return Picture(svg.svg(width + 4, tall, out), head, facts)
+
+
+# --------------------------------------------------------------------------- records inside
+
+SHOWN_PARAMS = ("length", "num_carry", "manual_axes")    # said in an equation's title
+
+
+def _bodies(eqn) -> list[tuple[str, object]]:
+    """The jaxprs an equation holds, (param label, jaxpr) each: branches[0], body_jaxpr…"""
+    from jax._src import core
+
+    out = []
+    for name, value in eqn.params.items():
+        items = [(name, value)] if not isinstance(value, (tuple, list)) else [
+            (f"{name}[{i}]", v) for i, v in enumerate(value)]
+        out += [(k, v) for k, v in items         # a jaxpr, or a closed one around it
+                if isinstance(getattr(v, "jaxpr", v), core.Jaxpr)]
+    return out
+
+
+def _body_lines(jaxpr) -> list[str]:
+    """A body as jaxpr text, one line per equation, its variables named a, b, c… in order
+    of appearance as JAX's printer names them, each equation by its primitive only."""
+    from jax._src import core
+
+    j = getattr(jaxpr, "jaxpr", jaxpr)
+    names: dict = {}
+
+    def name(v, typed=False) -> str:
+        if isinstance(v, core.Literal):
+            return str(v.val)
+        if v not in names:
+            k = len(names)
+            names[v] = "abcdefghijklmnopqrstuvwxyz"[k % 26] * (1 + k // 26)
+        short = v.aval.str_short(short_dtypes=True) if typed else ""
+        return f"{names[v]}:{short}" if typed else names[v]
+
+    lines = ["in  " + " ".join(name(v, True) for v in j.invars)]
+    for e in j.eqns:
+        outs = " ".join(name(v, True) for v in e.outvars)
+        lines.append(f"{outs} = {e.primitive.name} " + " ".join(name(v) for v in e.invars))
+    return lines + ["out " + " ".join(name(v) for v in j.outvars)]
+
+
+def show_bodies(jaxpr) -> Picture:
+    """The records inside the record: each equation of `jaxpr` that holds jaxprs (cond's
+    branches, while's cond_jaxpr and body_jaxpr, scan's and shard_map's jaxpr) drawn as a box
+    with one panel per jaxpr it holds, in the order of its params, each panel that body's
+    equations as jaxpr text (variables named a, b, c… in each body, equations by their
+    primitive). The outer jaxpr's equations are listed above, in order.
+
+    Args:
+        jaxpr: what `jax.make_jaxpr(f)(...)` returns, with at least one equation holding a
+            jaxpr.
+
+    Returns:
+        A `Picture` captioned with the outer equations and each body's primitives, its
+        facts: "equations" (the outer jaxpr's primitives), "bodies" ((primitive, param
+        label, the body's primitives) per panel) and "lines" (each panel's text, as drawn).
+
+    Raises:
+        ValueError: no equation of `jaxpr` holds a jaxpr.
+
+    Example:
+        >>> c = jax.make_jaxpr(lambda p, x: jax.lax.cond(p, jnp.sin, jnp.cos, x))(True, 1.0)
+        >>> pic = show_bodies(c)
+        >>> pic.facts["bodies"]
+        [('cond', 'branches[0]', ['cos']), ('cond', 'branches[1]', ['sin'])]
+    """
+    j = getattr(jaxpr, "jaxpr", jaxpr)
+    holders = [(e, _bodies(e)) for e in j.eqns if _bodies(e)]
+    if not holders:
+        raise ValueError("show_bodies draws equations that hold jaxprs (cond, while, scan, "
+                         "shard_map…); this jaxpr has none")
+    px, line_h, width = 20, 30, SLIDE_W
+    prims = [e.primitive.name for e in j.eqns]
+    out = [label(2, 24, "the jaxpr: " + " → ".join(prims), px + 2, font=SANS)]
+    facts = {"equations": prims, "bodies": [], "lines": []}
+    y = 42
+    for eqn, bodies in holders:
+        said = [f"{k}={_plain(eqn.params[k])}" for k in SHOWN_PARAMS if k in eqn.params]
+        texts = [_body_lines(b) for _, b in bodies]
+        panel_w = (width - 34 - 16 * (len(bodies) - 1)) / len(bodies)
+        box_h = 52 + 34 + max(map(len, texts)) * line_h + 26
+        out.append(svg.rect(2, y, width - 4, box_h, rx=12, fill=PAPER, stroke=INK,
+                            stroke_width=2.5))
+        out.append(label(18, y + 34, [svg.tspan(eqn.primitive.name, font_weight="bold"),
+                                      "  " + " · ".join(said)], px + 2))
+        for n, ((key, body), lines) in enumerate(zip(bodies, texts)):
+            x = 16 + n * (panel_w + 16)
+            top = y + 52
+            out.append(svg.rect(round(x, 1), top, round(panel_w, 1), box_h - 66, rx=8,
+                                fill=FILL, stroke=INK, stroke_width=1.5))
+            out.append(label(round(x + 12, 1), top + 26, key, px, bold=True))
+            out += [label(round(x + 12, 1), top + 34 + (k + 0.8) * line_h,
+                          _fit(s, panel_w - 20, px), px, fill=TEXT if k in (0, len(lines) - 1)
+                          else INK) for k, s in enumerate(lines)]
+            inner = getattr(body, "jaxpr", body)
+            facts["bodies"].append((eqn.primitive.name, key,
+                                    [e.primitive.name for e in inner.eqns]))
+            facts["lines"].append(lines)
+        y += box_h + 12
+    caption = ("; ".join(f"{p} {k}: {' '.join(b) or 'no equations'}"
+                         for p, k, b in facts["bodies"]))
+    return Picture(svg.svg(width, y - 8, out), caption, facts)

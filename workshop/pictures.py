@@ -296,3 +296,132 @@ def show_stations(fn, *args, room: int = 4) -> Picture:
                f"StableHLO ({_n(len(ops), 'op')}) → HLO ({', '.join(hlo)}) → "
                f"{', '.join(shown)}")
     return Picture(picture, caption, facts)
+
+
+# what each kind of trace does with a primitive, as the trace chain says it (core.py and the
+# interpreters: a class not named here is drawn with its name only)
+TRACE_ROLES = {
+    "EvalTrace": "runs each primitive now",
+    "DynamicJaxprTrace": "records an equation",
+    "BatchTrace": "batches, then binds",
+    "JVPTrace": "adds a tangent, binds",
+    "LinearizeTrace": "primal now, tangent staged",
+}
+
+
+def _trace_lines(trace) -> list[str]:
+    """What a trace box says: its role, and what the live object holds (vmap's axis size,
+    the equations a jaxpr trace has recorded so far, whether it has a parent)."""
+    name = type(trace).__name__
+    lines = [TRACE_ROLES.get(name, "")]
+    axis = getattr(trace, "axis_data", None)
+    if axis is not None:
+        lines.append(f"axis size {axis.size}")
+    frame = getattr(trace, "frame", None)
+    if frame is not None and hasattr(frame, "eqns"):
+        lines.append(_n(len(frame.eqns), "equation") + " so far")
+    if not hasattr(trace, "parent_trace"):
+        lines.append("no parent_trace")
+    return [line for line in lines if line]
+
+
+def show_trace_chain(trace) -> Picture:
+    """A trace and the chain of its parents, drawn from the live objects: the trace first,
+    then each `parent_trace`, to a trace that has none (EvalTrace, the outermost). No stack
+    is searched: the current trace is one object, and this chain is how it reaches outward.
+
+    Args:
+        trace: a live trace (`core.trace_ctx.trace` inside a transformed function, or a
+            tracer's `_trace`).
+
+    Returns:
+        A `Picture` captioned with the chain, its facts: "chain" (each trace's class name,
+        the given one first).
+
+    Example:
+        >>> from jax._src import core
+        >>> seen = []
+        >>> _ = jax.jit(jax.vmap(lambda x: seen.append(core.trace_ctx.trace) or x))(jnp.ones(2))
+        >>> show_trace_chain(seen[0])
+        trace chain: BatchTrace → DynamicJaxprTrace → EvalTrace
+    """
+    chain, t = [], trace
+    while t is not None and len(chain) < 8:
+        chain.append(t)
+        t = getattr(t, "parent_trace", None)
+    names = [type(t).__name__ for t in chain]
+    boxes = [(name, (["the current trace"] if i == 0 else []) + _trace_lines(t))
+             for i, (name, t) in enumerate(zip(names, chain))]
+    picture = flow(boxes, ["parent_trace"] * (len(boxes) - 1), gap=44, px=20, max_w=360,
+                   title="one current trace; each reaches outward through its parent_trace")
+    w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", picture).groups())
+    picture = picture.replace(f" width='{w:g}'", f" width='{round(grown(w, h, 300))}'", 1)
+    return Picture(picture, "trace chain: " + " → ".join(names), {"chain": names})
+
+
+def _recording(wf, seen: list):
+    """wf's function rebuilt as call_wrapped composes it, each layer recording what it is
+    given and returns: the outermost transformation first, the function itself last."""
+    from functools import partial
+
+    def rec(name, fn):
+        def layer(*args, **kwargs):
+            k = len(seen)
+            seen.append([name, args, None])
+            seen[k][2] = out = fn(*args, **kwargs)
+            return out
+        return layer
+
+    def core(*args, **kwargs):
+        return wf.f(*args, **kwargs, **dict(wf.params))
+
+    f = rec(getattr(wf.f, "__name__", "f"), core)
+    for (gen, static), store in reversed(list(zip(wf.transforms, wf.stores))):
+        inner = partial(gen, f, *static) if store is None else partial(gen, f, store, *static)
+        f = rec(gen.__name__, inner)
+    return f
+
+
+def show_transforms(wf, *args) -> Picture:
+    """A linear_util WrappedFun as the stack it is: its transformations, outermost first (the
+    last one added), then the function they wrap; with `args`, each layer says what it was
+    given and what it returned, from a call made here (the same composition call_wrapped
+    runs, each layer recording).
+
+    Args:
+        wf: a `lu.WrappedFun`.
+        *args: arguments to call it with, or none to draw the stack alone.
+
+    Returns:
+        A `Picture` captioned with the stack, its facts: "stack" (the transformations'
+        names, outermost first, then the function's) and, with `args`, "calls" ((layer, the
+        args it got, what it returned) for each layer, in call order).
+
+    Example:
+        >>> from jax._src import api_util, linear_util as lu
+        >>> @lu.transformation2
+        ... def double(f, x): return f(x * 2)
+        >>> dbg = api_util.debug_info("demo", lambda x: x, (1,), {})
+        >>> show_transforms(double(lu.wrap_init(lambda x: x, debug_info=dbg)), 3).facts["calls"]
+        [('double', (3,), 6), ('<lambda>', (6,), 6)]
+    """
+    names = [gen.__name__ for gen, _ in wf.transforms] + [getattr(wf.f, "__name__", "f")]
+    seen: list = []
+    if args:
+        _recording(wf, seen)(*args)
+    shown = lambda a: ", ".join(map(str, a))
+    boxes = [(name, [f"returns {out}"] if args else []) for name, _, out in seen] or \
+        [(name, []) for name in names]
+    boxes = [(name, lines + (["your function"] if i == len(names) - 1 else
+                             ["the last added" if i == 0 else "transformation"]))
+             for i, (name, lines) in enumerate(boxes)]
+    arrows = [f"gets {shown(a)}" for _, a, _ in seen] if args else ["calls"] * len(names)
+    picture = flow([("call_wrapped", [f"args {shown(args)}" if args else "your args"])] + boxes,
+                   arrows, gap=40, px=20, max_w=300,
+                   title="call_wrapped: the outermost transformation runs first")
+    w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", picture).groups())
+    picture = picture.replace(f" width='{w:g}'", f" width='{round(grown(w, h, 300))}'", 1)
+    facts = {"stack": names}
+    if args:
+        facts["calls"] = [(name, a, out) for name, a, out in seen]
+    return Picture(picture, "WrappedFun: " + " → ".join(names), facts)
