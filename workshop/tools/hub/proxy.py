@@ -6,14 +6,15 @@ holds a request open for up to 10 s) were a third of them turned away by that pa
 hub. Its --ssl-key/--ssl-cert stop it ("not supported yet"): this launcher takes them and gives
 the proxy's public server a TLS context (its API, on loopback, stays plain HTTP), and tells the
 hub which requests came over HTTPS. config.py runs this in place of the proxy's own command."""
+import errno
 import functools
 import ipaddress
 import os
 import pwd
 import socket
 import ssl
+import struct
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -80,18 +81,58 @@ def _forward_https() -> None:
 # error page fetched, only to a loopback port that its owner holds: an attendee's server to the
 # attendee's user, the hub's routes to this proxy's own user (JupyterHub's, which started it).
 
-# The kernel's tables are read whole, for every port at once, at most every OWNERS_FOR s: a
-# read costs 15-25 ms however few sockets there are (150 ms beside another user's 19 000), and
-# read per port, a room's 30 servers held the proxy's one thread: 8 requests a second at 1.8-4.2
-# s each, against 400 at 60 ms without the check (probe 7). A port the last read did not see
-# listening (a server just started) is read again, at most every FRESH s.
-OWNERS_FOR = 0.5
-FRESH = 0.05
-_tables: list = [-1e9, {}]   # when read (monotonic), {port: [(address, uid)]} listening
+# The owner is asked of the kernel itself, for each request: sock_diag's lookup of one socket
+# (netlink, as `ss` asks) finds the socket a connection from loopback to the target would
+# reach, by the kernel's own rules (an exact address before a wildcard, IPv4 before a dual-stack
+# IPv6 socket, an IPv6-only one never for IPv4), in a hash lookup: 0.3 ms whatever else listens.
+# Reading /proc/net/tcp instead cost 15-25 ms a read and grew with every socket of the machine:
+# one attendee's 58 000 listening sockets, made from a cell, made each read 3-4 s and stopped
+# the room (probe 8); read per port, 30 servers held the proxy's thread (probe 7). Where the
+# kernel has no sock_diag, the tables are read (listening, listeners).
+SOCK_DIAG_BY_FAMILY, NLMSG_ERROR = 20, 2
+
+
+def holder(ip, port: int) -> int | None:
+    """The user whose socket a connection from this machine to `ip`:`port` reaches (None when
+    none listens there), asked of the kernel (sock_diag; OSError where it has none)."""
+    family = socket.AF_INET if ip.version == 4 else socket.AF_INET6
+    client = ipaddress.ip_address("127.0.0.1" if ip.version == 4 else "::1")
+
+    def wide(a) -> bytes:
+        return a.packed + bytes(16 - len(a.packed))
+    # inet_diag_sockid: the socket's port and address (the target), the peer's (a client on
+    # loopback, port 1: no connection has it), no interface, no cookie
+    sockid = struct.pack("!HH16s16s", port, 1, wide(ip), wide(client)) + \
+        struct.pack("=III", 0, 0xFFFFFFFF, 0xFFFFFFFF)
+    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+    msg = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, 1, 1, 0) + req   # REQUEST
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as nl:   # NETLINK_SOCK_DIAG
+        nl.settimeout(5)
+        nl.sendto(msg, (0, 0))
+        data = nl.recv(4096)
+    kind = struct.unpack_from("=H", data, 4)[0]
+    if kind == NLMSG_ERROR:
+        code = -struct.unpack_from("=i", data, 16)[0]
+        if code == errno.ENOENT:
+            return None
+        raise OSError(code, os.strerror(code))
+    # inet_diag_msg: family, state, timer, retrans, the sockid (48), expires, rqueue, wqueue, uid
+    return struct.unpack_from("=I", data, 16 + 4 + 48 + 12)[0]
+
+
+def owners(ip, port: int) -> set[int]:
+    """The user whose socket a connection to `ip`:`port` reaches ({} when none): the kernel's
+    answer, or where it has no sock_diag its tables' (listeners)."""
+    try:
+        found = holder(ip, port)
+    except OSError:
+        return listeners(ip, port)
+    return set() if found is None else {found}
 
 
 def listening() -> dict[int, list]:
-    """Every listening socket of this network namespace by port: [(address, uid)]."""
+    """Every listening socket of this network namespace by port: [(address, uid)], from
+    /proc/net/tcp and tcp6 (a kernel without sock_diag)."""
     found: dict[int, list] = {}
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -107,23 +148,12 @@ def listening() -> dict[int, list]:
     return found
 
 
-def _kept(port: int) -> list:
-    """The sockets listening on `port`, from a read at most OWNERS_FOR s old (FRESH s for a
-    port that read did not see)."""
-    age = time.monotonic() - _tables[0]
-    if age > OWNERS_FOR or (port not in _tables[1] and age > FRESH):
-        _tables[:] = [time.monotonic(), listening()]
-    return _tables[1].get(port, [])
-
-
-def listeners(ip, port: int, sockets: list | None = None) -> set[int]:
-    """The users whose sockets listening on `port` a connection to `ip` reaches (`sockets`: the
-    port's, as `listening` gives them; read now when None), as the kernel picks: a socket bound
-    to that very address first, then one on every IPv4 address, then IPv6's (every address, or
-    `ip` mapped). So another user's socket beside the right one (an IPv6-only `[::]` one, say:
-    probe 6 shut the hub with it when every socket on the port counted) changes nothing."""
+def listeners(ip, port: int) -> set[int]:
+    """The users whose sockets listening on `port` a connection to `ip` reaches, read from the
+    kernel's tables as the kernel picks: a socket bound to that very address first, then one on
+    every IPv4 address, then IPv6's (every address, or `ip` mapped)."""
     exact, anywhere, six = set(), set(), set()
-    for local, uid in listening().get(port, []) if sockets is None else sockets:
+    for local, uid in listening().get(port, []):
         if local == ip or getattr(local, "ipv4_mapped", None) == ip:   # (the same, mapped:
             exact.add(uid)                                  # the kernel files it so; probe 7)
         elif local.version == ip.version and local.is_unspecified:
@@ -189,10 +219,10 @@ def impostor(data: dict) -> str:
         want = pwd.getpwnam(user).pw_uid if user else os.geteuid()
     except KeyError:
         return f"the route of user {user!r}, who has no account here, is not followed"
-    owners = listeners(ip, port, _kept(port))
-    if owners and owners != {want}:
+    found = owners(ip, port)
+    if found and found != {want}:
         whose = f"user {user}'s" if user else "the hub's"
-        return (f"port {port} is held by uid {', '.join(map(str, sorted(owners)))}, not by "
+        return (f"port {port} is held by uid {', '.join(map(str, sorted(found)))}, not by "
                 f"{whose} ({want}): not forwarded")
     return ""
 
