@@ -266,3 +266,21 @@ def test_the_colours_a_note_names_are_drawn_on_its_slide(runs, deck):
     _, text = runs[(deck, None)]
     problems = colour_problems(nbformat.reads(text, as_version=4))
     assert problems == [], "\n".join(problems)
+
+
+def test_a_huge_file_or_a_fifo_is_no_notebook_and_is_not_read(tmp_path):
+    # probe 8: `present talks/huge.ipynb`, 3 GiB, was read whole (6.3 GB of memory, or a
+    # MemoryError traceback) before it was found to be no notebook; every command reads here
+    import os
+
+    from workshop.tools import errors
+    huge = tmp_path / "huge.ipynb"
+    with open(huge, "wb") as f:
+        f.truncate(3 << 30)   # sparse
+    with pytest.raises(errors.KitError, match=r"huge\.ipynb: not a notebook of the kit's: "
+                       r"3072 MiB \(a notebook here is under 64 MiB\)$"):
+        nbs.read(huge)
+    fifo = tmp_path / "fifo.ipynb"
+    os.mkfifo(fifo)
+    with pytest.raises(errors.KitError, match=r"fifo\.ipynb: not a notebook: not a file$"):
+        nbs.read(fifo)

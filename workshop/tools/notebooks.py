@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,9 +82,24 @@ def read(path: Path) -> nbformat.NotebookNode:
     return loads(read_bytes(path), path)
 
 
+# the largest notebook any command reads: the kit's decks are under 1 MiB, with outputs a few;
+# a 3 GiB "deck" from someone else was read whole (6.3 GB of memory, or a MemoryError
+# traceback) before anything said it was no notebook (probe 8)
+NOTEBOOK_MAX = 64 << 20
+
+
 def read_bytes(path: Path) -> bytes:
     try:
-        return Path(path).read_bytes()
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:   # (a FIFO: no wait)
+            st = os.fstat(f.fileno())
+            size = st.st_size
+            if not stat.S_ISREG(st.st_mode):
+                raise KitError(f"{short(Path(path))}: not a notebook: not a file")
+            if size > NOTEBOOK_MAX:
+                raise KitError(f"{short(Path(path))}: not a notebook of the kit's: "
+                               f"{size >> 20} MiB (a notebook here is under "
+                               f"{NOTEBOOK_MAX >> 20} MiB)")
+            return f.read(NOTEBOOK_MAX + 1)
     except OSError as e:
         raise KitError(f"{path}: cannot read ({e.strerror})") from None
 
