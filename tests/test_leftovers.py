@@ -127,6 +127,32 @@ def test_a_build_stopped_by_ctrl_c_while_it_prints_leaves_nothing_in_tmp(tmp, in
     assert left_in(tmp) == []
 
 
+def test_a_worker_ended_before_its_clean_up_leaves_nothing_in_tmp(tmp, inside):
+    # probe 8: a Ctrl-C as a kernel started ended the build's worker before its own clean-up
+    # ran, and its run folder, its kernel's sockets and connection file stayed in /tmp. Here the
+    # worker is killed outright mid-run (nothing of its own can clean up), then the build is
+    # stopped: the build removes the folder they were all in
+    deck = tiny(inside / "01-run-it-first.ipynb", "import time; time.sleep(60)", deck=True)
+    p = subprocess.Popen(private_tmp(tmp) + [sys.executable, "-m", "workshop", "build",
+                                             "--force", "--no-pdf", str(deck)],
+                         cwd=paths.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    end = time.monotonic() + 180
+    while time.monotonic() < end and p.poll() is None and not _under(p.pid, "ipykernel"):
+        time.sleep(0.05)
+    time.sleep(1)   # the kernel runs the cell
+    kernel = next(c for c in psutil.Process(p.pid).children(recursive=True)
+                  if "ipykernel" in " ".join(c.cmdline()))
+    kernel.parent().kill()   # the worker
+    kernel.kill()
+    time.sleep(0.5)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode in (1, 130), (p.returncode, err)
+    time.sleep(1)
+    assert left_in(tmp) == []
+
+
 def _chromium_under(pid: int) -> bool:
     return _under(pid, "chrom")
 

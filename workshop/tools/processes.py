@@ -9,13 +9,16 @@ import signal
 import time
 
 
-def worker_init(build_pid: int) -> None:
+def worker_init(build_pid: int, scratch: str | None = None) -> None:
     """In each pool worker: the build answers Ctrl-C (and then ends the worker and its kernel;
     nbclient arms its own SIGINT/SIGTERM handlers while a notebook runs, which only shut that
     kernel down). A watcher ends the worker and its kernel as soon as the build is gone, even
     when the build was SIGKILLed and had no chance to clean up."""
+    import tempfile
     import threading
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if scratch:   # its temporary folder, and its kernels', is one the build removes
+        os.environ["TMPDIR"] = tempfile.tempdir = scratch
     # started with SIGINT blocked (execute.run_many): a Ctrl-C meanwhile is dropped now, and
     # the kernels it starts get SIGINT, their interrupt, unblocked
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

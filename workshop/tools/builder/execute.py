@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -345,8 +346,12 @@ def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
     """
     ctx = get_context("spawn")
     processes.tracker_outlives_the_terminal()
+    # the workers' temporary folder (their runs', their kernels' sockets and connection files)
+    # is in one of the build's, removed after them: a Ctrl-C as a kernel started ended a worker
+    # before its own clean-up ran, and left them in /tmp (probe 8)
+    scratch = tempfile.mkdtemp(prefix="workshop-build-")
     pool = ProcessPoolExecutor(max_workers=parallel, mp_context=ctx,
-                               initializer=processes.worker_init, initargs=(os.getpid(),))
+                               initializer=processes.worker_init, initargs=(os.getpid(), scratch))
     try:
         # the workers start with Ctrl-C blocked (a blocked signal stays blocked across exec):
         # a terminal's Ctrl-C reached a worker still importing, before worker_init, and it
@@ -365,6 +370,8 @@ def run_many(jobs: list[tuple], parallel: int = PARALLEL, **opts):
                                  if not processes.is_resource_tracker(c)])
         pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     pool.shutdown()
     return [(_result(d), text) for d, text in out]
 
