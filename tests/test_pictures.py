@@ -19,8 +19,11 @@ from workshop import (
     show_batching,
     show_bodies,
     show_cache_chain,
+    show_call_stages,
     show_collectives,
+    show_eager_compiles,
     show_graph,
+    show_placement,
     show_residuals,
     show_sharding,
     show_stations,
@@ -55,6 +58,14 @@ def cache_rows() -> dict:
     return {"first call": probe(p, x, 2), "repeat call": probe(p, x, 2),
             "new shape": probe(p, jnp.ones(4), 2), "new static n": probe(p, x, 3),
             "jnp.float32(2)": probe(p, jnp.float32(2.0), 2)}
+
+
+def placements() -> tuple:
+    """Deck 03's committed arguments: one call that runs where its committed argument lives,
+    one that jit refuses."""
+    devs = jax.devices()
+    on3, on5 = (jax.device_put(np.ones(4, np.float32), devs[i]) for i in (3, 5))
+    return jax.jit(lambda a, b: a + b), {"on3 + numpy": (on3, np.ones(4)), "on3 + on5": (on3, on5)}
 
 
 def three_collectives(mesh):
@@ -137,6 +148,10 @@ def deck_pictures() -> dict[str, Picture]:
         "ad flow": show_ad_flow(lambda x: jnp.sin(x) * x, 2.0),
         "batching": show_batching(lambda x: x.sum(0), jnp.ones((3, 5, 4)), in_axes=2),
         "cache homes": show_cache_chain({}, homes=True),
+        "call stages": show_call_stages(jax.jit(lambda x: jnp.tanh(x) * 2), jnp.ones(7)),
+        "placement": show_placement(*placements()),
+        "eager compiles": show_eager_compiles({"ones": lambda: jnp.ones(17),
+                                               "ones again": lambda: jnp.ones(17)}),
         "residuals": show_residuals(nets(), jnp.ones((4, 4)) / 4, jnp.ones(4)),
         "sharding": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P("x", "y")))),
         "copies": show_sharding(jax.device_put(jnp.ones((8, 8)), NamedSharding(m, P(None, "y"))),
@@ -169,13 +184,27 @@ def two_transforms():
     return double(add_one(lu.wrap_init(lambda x: x, debug_info=dbg)))
 
 
+def two_outputs(x, y):
+    """Deck 02's first function: five equations, two outputs."""
+    z = jnp.sin(x) * y
+    return z + 1.0, z.sum()
+
+
 def machine_pictures(f) -> dict[str, Picture]:
     """Decks 01 and 02's pictures of the machine: the lowering, nested jaxprs, the trace
     chain, a WrappedFun's stack."""
     from jax._src import core
 
     from workshop.dataflow import show_lowering, show_nested, show_split
-    from workshop.pictures import show_trace_chain, show_transforms
+    from workshop.pictures import (
+        show_bind,
+        show_jaxpr_objects,
+        show_rules,
+        show_run,
+        show_staging,
+        show_trace_chain,
+        show_transforms,
+    )
 
     traced = jax.jit(f).trace(jnp.ones((8, 4)), jnp.ones((4, 2)))
     current = []
@@ -190,6 +219,11 @@ def machine_pictures(f) -> dict[str, Picture]:
         "transforms": show_transforms(two_transforms(), 3),
         "split": show_split(jax.make_jaxpr(lambda x, y: jnp.sin(x) * jnp.cos(y) + x)(1.0, 2.0),
                             [False, True]),
+        "run": show_run(jax.make_jaxpr(lambda a, b: jnp.sin(a) * b + 1.0)(1.0, 2.0), 0.5, 3.0),
+        "jaxpr objects": show_jaxpr_objects(jax.make_jaxpr(two_outputs)(jnp.ones(3), 2.0), 2),
+        "rules": show_rules(lax.sin_p),
+        "staging": show_staging(lambda v: lax.cos(jnp.sin(v)) * 2.0, jnp.ones(3)),
+        "bind": show_bind(lax.sin, jnp.ones(3)),
     }
 
 
@@ -269,6 +303,19 @@ def test_bodies_draw_the_jaxprs_an_equation_holds(pictures):
     assert [b[2] for b in show_bodies(c).facts["bodies"]] == [["cos"], ["sin"]]
     s = jax.make_jaxpr(lambda xs: lax.scan(lambda c, x: (c + x, None), 0.0, xs))(jnp.ones(7))
     assert "length=7" in "".join(ElementTree.fromstring(show_bodies(s).svg).itertext())
+    # a typed literal (fori_loop's counter step, a TypedInt on 0.12) reads as Python writes it
+    f = jax.make_jaxpr(lambda c: lax.fori_loop(0, 5, lambda i, c: c * 2.0, c))(1.0)
+    assert show_bodies(f).facts["lines"][0][1:3] == ["c:i32[] = add a 1", "d:f32[] = mul b 2.0"]
+    # across: a scan's box beside a while's, one row as wide as the slide, the same facts
+    two = jax.make_jaxpr(lambda c, n: (lax.fori_loop(0, 5, lambda i, c: c * 2.0, c),
+                                       lax.fori_loop(0, n, lambda i, c: c * 2.0, c)))(1.0, 5)
+    down, side = show_bodies(two), show_bodies(two, across=True)
+    assert side.facts == down.facts and side.text_px() >= 20
+    assert side.size()[0] == SLIDE_W and side.size()[1] < down.size()[1] * 0.6
+    boxes = [r for r in ElementTree.fromstring(side.svg).iter(f"{NS}rect")
+             if r.get("stroke-width") == "2.5"]
+    assert [r.get("y") for r in boxes] == ["42", "42"]           # the two equations, one row
+    assert float(boxes[1].get("x")) > float(boxes[0].get("x")) + float(boxes[0].get("width"))
     with pytest.raises(ValueError, match="hold jaxprs"):
         show_bodies(jax.make_jaxpr(jnp.sin)(1.0))
 
@@ -527,10 +574,13 @@ def test_every_picture_draws_only_the_palettes_colours_each_for_its_meaning(pict
     for name, used in drawn.items():
         if name not in ("sharding", "copies"):
             assert not devices & used, name
-    # a cache's answer: green hit, red miss; nothing else is green or red
-    assert {pal.HIT.lower(), pal.MISS.lower()} <= drawn["cache chain"]
+    # a cache's answer: green hit, red miss; nothing else is green or red (a call's stages:
+    # the first call missed and did the red work, the repeat hit; a call that ran, or was refused)
+    verdicts = ("cache chain", "call stages", "placement", "eager compiles")
+    for name in verdicts:
+        assert {pal.HIT.lower(), pal.MISS.lower()} <= drawn[name], name
     for name, used in drawn.items():
-        if name != "cache chain":
+        if name not in verdicts:
             assert not {pal.HIT.lower(), pal.MISS.lower()} & used, name
 
 
@@ -734,6 +784,55 @@ def test_trace_chain_and_transforms_are_drawn_from_the_live_objects():
     assert "calls" not in show_transforms(wf).facts          # no args: the stack alone
 
 
+def test_run_objects_and_rules_are_read_from_the_live_jaxpr_and_tables(pictures):
+    import math
+
+    from jax._src import core
+    from jax._src.interpreters import ad, batching, mlir
+
+    from workshop.pictures import show_run
+
+    k = jax.make_jaxpr(lambda a, b: jnp.sin(a) * b + 1.0)(1.0, 2.0)
+    run = pictures["run"]
+    s = math.sin(0.5)
+    assert run.facts["steps"] == [("sin", "c", f"{s:.4g}"), ("mul", "d", f"{s * 3:.4g}"),
+                                  ("add", "e", f"{s * 3 + 1:.4g}")]
+    assert run.facts["env"][:2] == [("a", "0.5"), ("b", "3.0")]
+    assert run.facts["result"] == [f"{float(core.eval_jaxpr(k, k.consts, 0.5, 3.0)[0]):.4g}"]
+    assert "e = add d 1.0" in run.svg and "read e" in run.svg
+    with pytest.raises(ValueError, match="at the top level"):   # grad's trace got the binds
+        jax.grad(lambda a: show_run(k, a, 3.0) and a)(0.5)
+    boxes = dict(pictures["jaxpr objects"].facts["boxes"])
+    assert list(boxes) == ["Jaxpr", "JaxprEqn", "Var", "ShapedArray"]
+    assert boxes["JaxprEqn"] == ["primitive: mul", "invars: [c, d]", "outvars: [e]",
+                                 "params: {out_dtype: None}"]
+    assert boxes["Jaxpr"][1:4] == ["invars: [a, b]", "eqns: 5 JaxprEqns", "outvars: [f, g]"]
+    assert boxes["ShapedArray"] == ["shape: (3,)", "dtype: float32", "weak_type: False"]
+    rules = pictures["rules"].facts["rules"]
+    assert rules["ad.primitive_jvps"] == ad.primitive_jvps[lax.sin_p].func.__name__
+    assert rules["batching.fancy_primitive_batchers"] == \
+        batching.fancy_primitive_batchers[lax.sin_p].func.__name__
+    assert rules["mlir._lowerings"] == mlir._lowerings[lax.sin_p].rule.__name__ == "_sin_lowering"
+    assert rules["ad.primitive_transposes"] is None and rules["pe.custom_staging_rules"] is None
+    assert repr(pictures["rules"]) == "sin_p: 5 of 7 rules"
+    # the staging paths: jnp.sin and * are inline jits (the rule writes their bodies), cos not
+    from jax._src import pjit
+    from jax._src.interpreters import partial_eval as pe
+    staging = pictures["staging"].facts
+    assert staging["calls"] == [("jit", pjit.pjit_staging_rule.__name__, ["sin"]),
+                                ("cos", None, ["cos"]), ("jit", "pjit_staging_rule", ["mul"])]
+    assert lax.cos_p not in pe.custom_staging_rules and staging["eqns"] == ["sin", "cos", "mul"]
+    # one bind, from the live frames: the trace it asked is the jaxpr trace; twice is the same
+    from workshop.pictures import show_bind
+    calls = pictures["bind"].facts["calls"]
+    assert [c[0] for c in calls] == ["Primitive.bind", "bind_with_trace", "process_primitive",
+                                     "default_process_primitive"]
+    assert {c[2] for c in calls[1:]} == {"DynamicJaxprTrace"} and {c[1] for c in calls} == {"sin"}
+    assert show_bind(lax.sin, jnp.ones(3)).facts == pictures["bind"].facts   # no cache hides it
+    with pytest.raises(ValueError, match="default path"):   # jnp.sin is a jit: its rule
+        show_bind(jnp.sin, jnp.ones(3))
+
+
 def test_split_draws_partial_evaluations_own_two_programs():
     from jax._src.interpreters import partial_eval as pe
 
@@ -753,3 +852,70 @@ def test_split_draws_partial_evaluations_own_two_programs():
         thick = [p for p in root.iter(f"{NS}path") if p.get("stroke-width") == "4"]
         assert len(thick) == len(res)
         assert all(f"residual {r}" in pic.svg for r in pic.facts["residuals"])
+
+
+def test_call_stages_are_what_monitoring_timed_in_each_call(pictures):
+    from jax import monitoring
+    from jax._src import dispatch
+
+    from workshop.diagrams import STAGES
+    events = (dispatch.JAXPR_TRACE_EVENT, dispatch.JAXPR_TO_MLIR_MODULE_EVENT,
+              dispatch.BACKEND_COMPILE_EVENT)
+    assert list(STAGES) == [e.split("/")[-1] for e in events]
+    facts = pictures["call stages"].facts
+    assert [s for s, _ in facts["stages"]] == ["trace", "lower", "compile"]
+    assert facts["again_stages"] == [] and facts["first_ms"] > facts["again_ms"]
+    ends = [s + ms for s, (_, ms) in zip(facts["starts"], facts["stages"])]
+    assert facts["starts"] == sorted(facts["starts"]) and ends[-1] <= facts["first_ms"]
+    # the durations are the events' own: a second listener hears the same three
+    heard = []
+    listen = lambda name, secs, **kw: heard.append((name, secs))
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        pic = show_call_stages(jax.jit(lambda x: jnp.sin(x) * 5), jnp.ones(3))
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    mine = [(n.split("/")[-1], secs * 1e3) for n, secs in heard if n in events]
+    assert [(STAGES[n], ms) for n, ms in mine] == pic.facts["stages"]
+    # a function already compiled for these arguments times no stage, even on its first call
+    warm = jax.jit(lambda x: jnp.cos(x) * 5)
+    warm(jnp.ones(3))
+    assert show_call_stages(warm, jnp.ones(3)).facts["stages"] == []
+
+
+def test_placement_draws_where_each_argument_lives_and_where_the_call_ran(pictures):
+    add, calls = placements()
+    facts = pictures["placement"].facts
+    assert facts["devices"] == [d.id for d in jax.devices()]
+    ran = facts["calls"]["on3 + numpy"]
+    assert ran == {"args": [(True, [3]), (False, [])], "result": [3], "error": None}
+    assert {d.id for d in add(*calls["on3 + numpy"]).devices()} == set(ran["result"])
+    refused = facts["calls"]["on3 + on5"]
+    assert refused["args"] == [(True, [3]), (True, [5])] and refused["result"] == []
+    with pytest.raises(ValueError, match=refused["error"]):
+        add(*calls["on3 + on5"])
+    # an uncommitted jax.Array is drawn where it is, dashed; the result follows the committed
+    loose = jnp.ones(4)
+    got = show_placement(add, {"x": (calls["on3 + on5"][1], loose)}).facts["calls"]["x"]
+    assert got["args"] == [(True, [5]), (False, [d.id for d in loose.devices()])]
+    assert got["result"] == [5]
+    assert "stroke-dasharray='6 4'" in pictures["placement"].svg
+
+
+def test_eager_compiles_are_each_calls_primitives_compiled_or_cached(pictures):
+    from jax._src import dispatch
+    calls = pictures["eager compiles"].facts["calls"]
+    assert calls["ones again"] == [("broadcast_in_dim", "cached")]
+    assert calls["ones"][-1] == ("broadcast_in_dim", "compiled")
+    assert {"jit(broadcast_in_dim)"} <= set(pictures["eager compiles"].facts["compiled"])
+    # a primitive on a new shape is a new program: sin on 19 compiles, on 19 again it does not
+    misses = dispatch.xla_primitive_callable.cache_info().misses
+    pic = show_eager_compiles({"new": lambda: lax.sin(jnp.arange(19.0)),
+                               "same": lambda: lax.sin(jnp.arange(19.0)),
+                               "new shape": lambda: lax.sin(jnp.arange(23.0))})
+    got = pic.facts["calls"]
+    assert got["new"] == [("iota", "compiled"), ("sin", "compiled")], got
+    assert got["same"] == [("iota", "cached"), ("sin", "cached")], got
+    assert got["new shape"] == [("iota", "compiled"), ("sin", "compiled")], got
+    assert pic.facts["compiled"] == ["jit(iota)", "jit(sin)"] * 2
+    assert dispatch.xla_primitive_callable.cache_info().misses >= misses + 2   # iota, sin

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 _FROM = {
     "dataflow": ("show_ad_flow", "show_graph", "show_residuals"),
     "devices": ("N_DEVICES", "PINNED_JAX", "SetupError", "setup"),
-    "diagrams": ("show_batching", "show_bodies", "show_cache_chain", "show_collectives",
-                 "show_sharding", "show_tree"),
+    "diagrams": ("show_batching", "show_bodies", "show_cache_chain", "show_call_stages",
+                 "show_collectives", "show_eager_compiles", "show_placement", "show_sharding",
+                 "show_tree"),
     "expect": ("ClaimFailed", "refuses"),
     "filemap": ("file_map",),
     "pictures": ("Picture", "show_stations"),
@@ -33,7 +34,10 @@ if TYPE_CHECKING:   # what an editor or a type checker reads
         show_batching,
         show_bodies,
         show_cache_chain,
+        show_call_stages,
         show_collectives,
+        show_eager_compiles,
+        show_placement,
         show_sharding,
         show_tree,
     )
@@ -46,7 +50,8 @@ __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "sho
            "show_stablehlo", "show_hlo", "show_cost", "trim", "Shown", "refuses",
            "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
            "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching",
-           "show_sharding", "show_bodies", "show_residuals"]
+           "show_sharding", "show_bodies", "show_residuals", "show_call_stages", "show_placement",
+           "show_eager_compiles"]
 
 
 def __getattr__(name: str):

@@ -713,8 +713,10 @@ def _body_lines(jaxpr) -> list[str]:
     names: dict = {}
 
     def name(v, typed=False) -> str:
-        if isinstance(v, core.Literal):
-            return str(v.val)
+        if isinstance(v, core.Literal):     # a scalar as Python writes it: 1, not TypedInt(1…)
+            val = v.val.item() if hasattr(v.val, "item") else v.val
+            return str(next((k(val) for k in (bool, int, float, complex)
+                             if isinstance(val, k)), val))
         if v not in names:
             k = len(names)
             names[v] = "abcdefghijklmnopqrstuvwxyz"[k % 26] * (1 + k // 26)
@@ -728,7 +730,7 @@ def _body_lines(jaxpr) -> list[str]:
     return lines + ["out " + " ".join(name(v) for v in j.outvars)]
 
 
-def show_bodies(jaxpr) -> Picture:
+def show_bodies(jaxpr, across: bool = False) -> Picture:
     """The records inside the record: each equation of `jaxpr` that holds jaxprs (cond's
     branches, while's cond_jaxpr and body_jaxpr, scan's and shard_map's jaxpr) drawn as a box
     with one panel per jaxpr it holds, in the order of its params, each panel that body's
@@ -738,6 +740,9 @@ def show_bodies(jaxpr) -> Picture:
     Args:
         jaxpr: what `jax.make_jaxpr(f)(...)` returns, with at least one equation holding a
             jaxpr.
+        across: if True, the equations' boxes side by side in one row (each as wide as its
+            share of the panels), not one under another: for two or three short bodies under
+            a few lines of code. Defaults to False.
 
     Returns:
         A `Picture` captioned with the outer equations and each body's primitives, its
@@ -762,18 +767,21 @@ def show_bodies(jaxpr) -> Picture:
     prims = [e.primitive.name for e in j.eqns]
     out = [label(2, 24, "the jaxpr: " + " → ".join(prims), px + 2, font=SANS)]
     facts = {"equations": prims, "bodies": [], "lines": []}
-    y = 42
+    x0, y, total = 2, 42, sum(len(b) for _, b in holders)
+    most = max(len(_body_lines(b)) for _, bs in holders for _, b in bs)   # lines, across
     for eqn, bodies in holders:
         said = [f"{k}={_plain(eqn.params[k])}" for k in SHOWN_PARAMS if k in eqn.params]
         texts = [_body_lines(b) for _, b in bodies]
-        panel_w = (width - 34 - 16 * (len(bodies) - 1)) / len(bodies)
-        box_h = 52 + 34 + max(map(len, texts)) * line_h + 26
-        out.append(svg.rect(2, y, width - 4, box_h, rx=12, fill=PAPER, stroke=INK,
-                            stroke_width=2.5))
-        out.append(label(18, y + 34, [svg.tspan(eqn.primitive.name, font_weight="bold"),
-                                      "  " + " · ".join(said)], px + 2))
+        box_w = ((width - 4 - 12 * (len(holders) - 1)) * len(bodies) / total if across
+                 else width - 4)
+        panel_w = (box_w - 30 - 16 * (len(bodies) - 1)) / len(bodies)
+        box_h = 52 + 34 + (most if across else max(map(len, texts))) * line_h + 26
+        out.append(svg.rect(round(x0, 1), y, round(box_w, 1), box_h, rx=12, fill=PAPER,
+                            stroke=INK, stroke_width=2.5))
+        out.append(label(round(x0 + 16, 1), y + 34, [
+            svg.tspan(eqn.primitive.name, font_weight="bold"), "  " + " · ".join(said)], px + 2))
         for n, ((key, body), lines) in enumerate(zip(bodies, texts)):
-            x = 16 + n * (panel_w + 16)
+            x = x0 + 14 + n * (panel_w + 16)
             top = y + 52
             out.append(svg.rect(round(x, 1), top, round(panel_w, 1), box_h - 66, rx=8,
                                 fill=FILL, stroke=INK, stroke_width=1.5))
@@ -785,7 +793,237 @@ def show_bodies(jaxpr) -> Picture:
             facts["bodies"].append((eqn.primitive.name, key,
                                     [e.primitive.name for e in inner.eqns]))
             facts["lines"].append(lines)
-        y += box_h + 12
+        x0, y = (x0 + box_w + 12, y) if across else (x0, y + box_h + 12)
+    y += box_h + 12 if across else 0
     caption = ("; ".join(f"{p} {k}: {' '.join(b) or 'no equations'}"
                          for p, k, b in facts["bodies"]))
     return Picture(svg.svg(width, y - 8, out), caption, facts)
+
+
+# --------------------------------------------------------------------------- a call's time, staged
+
+# the compile stages jax.monitoring times (dispatch.py's event names, last part), as drawn
+STAGES = {"jaxpr_trace_duration": "trace", "jaxpr_to_mlir_module_duration": "lower",
+          "backend_compile_duration": "compile"}
+
+
+def _timed(f, args) -> tuple[float, list]:
+    """One call of `f`: its wall time in s, and the compile stages jax.monitoring reported
+    while it ran, each (stage, start, seconds) with times from the call's start (a stage's
+    event arrives as it ends)."""
+    import time
+
+    import jax
+    from jax import monitoring
+    seen, t0 = [], time.perf_counter()
+
+    def on_event(name, secs, **kw):
+        stage = STAGES.get(name.split("/")[-1])
+        if stage:
+            seen.append((stage, time.perf_counter() - t0 - secs, secs))
+
+    monitoring.register_event_duration_secs_listener(on_event)
+    try:
+        jax.block_until_ready(f(*args))
+    finally:
+        monitoring.unregister_event_duration_listener(on_event)
+    return time.perf_counter() - t0, seen
+
+
+def _bar(y: float, x0: float, w: float, text: str, px: float, colour: str, fill: str,
+         right: float) -> list:
+    """A bar from x0, `w` wide (at least 3), its time written after it, or inside its end
+    where the picture has no room after it."""
+    w = max(w, 3)
+    out = [svg.rect(x0, y, w, 32, rx=4, fill=fill, stroke=colour, stroke_width=2.5)]
+    if x0 + w + 12 + _chars(text, px) <= right:
+        out.append(label(x0 + w + 12, y + 24, text, px, fill=colour, bold=True))
+    else:
+        out.append(label(x0 + w - 12, y + 24, text, px, fill=colour, bold=True, anchor="end"))
+    return out
+
+
+def show_call_stages(f, *args) -> Picture:
+    """Two calls of a jitted `f`, on one time axis: the first, and the compile stages that
+    jax.monitoring timed inside it (trace, lower to StableHLO, XLA compile), each a bar where
+    it ran; then the repeat call, which times no stage, only its dispatch and run.
+
+    Args:
+        f: a jitted function that has not yet been called with arguments like these.
+        *args: the arguments of both calls.
+
+    Returns:
+        A `Picture` captioned with each bar's milliseconds, its facts: "stages" ([(stage, ms)]
+        in the order they ran), "starts" (each stage's start, ms from the call's start),
+        "first_ms", "again_ms" (the two calls' wall times) and "again_stages" (the stages
+        timed in the repeat call: none when it hit the cache).
+
+    Example:
+        >>> pic = show_call_stages(jax.jit(lambda x: jnp.sin(x) + 1), jnp.ones(9))
+        >>> [s for s, _ in pic.facts["stages"]], pic.facts["again_stages"]
+        (['trace', 'lower', 'compile'], [])
+    """
+    first, stages = _timed(f, args)
+    again, repeat = _timed(f, args)
+    px, left, right, row = MIN_PX + 2, 190, SLIDE_W - 4, 46
+    scale = (right - left - 8) / first
+    rows = [("1st call", 0.0, first, INK, FILL)] + [
+        (stage, start, secs, MISS, MISS_FILL) for stage, start, secs in stages] + [
+        ("2nd call", 0.0, again, HIT, HIT_FILL)]
+    out = [label(2, 24, "one jit function called twice, timed by jax.monitoring (to scale)",
+                 px, font=SANS)]
+    for i, (name, start, secs, colour, fill) in enumerate(rows):
+        y = 44 + i * row + (12 if i == len(rows) - 1 else 0)
+        indent = 0 if i in (0, len(rows) - 1) else 28
+        out.append(label(2 + indent, y + 24, name, px, bold=indent == 0, fill=colour))
+        out += _bar(y, left + start * scale, secs * scale, f"{secs * 1e3:.2f} ms", px, colour,
+                    fill, right)
+    height = 44 + len(rows) * row + 12
+    facts = {"stages": [(s, secs * 1e3) for s, _, secs in stages],
+             "starts": [start * 1e3 for _, start, _ in stages],
+             "first_ms": first * 1e3, "again_ms": again * 1e3,
+             "again_stages": [s for s, *_ in repeat]}
+    caption = "; ".join(f"{name} {secs * 1e3:.2f} ms" for name, _, secs, *_ in rows)
+    return Picture(svg.svg(SLIDE_W, height, out), caption, facts)
+
+
+# --------------------------------------------------------------------------- where a call runs
+
+def _where(x) -> tuple[bool, list[int]]:
+    """(committed, the device ids it is on) of an argument; a NumPy array is on none."""
+    devices = getattr(x, "devices", None)
+    if devices is None:
+        return False, []
+    return bool(x.committed), sorted(d.id for d in devices())
+
+
+def _placed(f, args) -> dict:
+    """What one call of `f` did with its arguments' places: each argument's, the result's
+    devices, or the error that refused it."""
+    import jax
+    try:
+        out = jax.block_until_ready(f(*args))
+        result, error = sorted(d.id for d in out.devices()), None
+    except ValueError as e:
+        result, error = [], str(e).split(". ")[0]
+    return {"args": [_where(a) for a in args], "result": result, "error": error}
+
+
+def show_placement(f, calls: dict) -> Picture:
+    """Where each argument of a jitted call lives and where the call ran: a row for each
+    argument and one for the result, across a column for each device. A committed argument is
+    a solid box on its device; an uncommitted one is dashed (a NumPy array, on no device, is
+    drawn dashed where the call put it); a call that jit refused says so in red.
+
+    Args:
+        f: a jitted function.
+        calls: {label: the arguments of one call}, in the order to draw them.
+
+    Returns:
+        A `Picture` captioned with where each call ran, its facts: "devices" (the device ids,
+        in column order) and "calls" ({label: {"args": [(committed, [device ids])], "result":
+        [device ids], "error": the refusal's first line or None}}).
+
+    Example:
+        >>> devs = jax.devices()
+        >>> on3 = jax.device_put(jnp.ones(2), devs[3])
+        >>> show_placement(jax.jit(lambda a, b: a + b), {"on3 + numpy": (on3, np.ones(2))})
+        on3 + numpy: runs on device 3
+    """
+    import jax
+
+    from .pictures import _name_and_params
+    devices = sorted(d.id for d in jax.devices())
+    names = _name_and_params(f)[1].split(", ")
+    px, left, row = MIN_PX + 2, 300, 37
+    cell = (SLIDE_W - 4 - left) / len(devices)
+    out = [label(left + (i + 0.5) * cell, 26, f"{jax.devices()[0].platform.upper()} {d}", px,
+                 anchor="middle", fill=TEXT) for i, d in enumerate(devices)]
+    facts, y = {"devices": devices, "calls": {}}, 44
+    for call, args in calls.items():
+        got = facts["calls"][call] = _placed(f, args)
+        out.append(label(2, y + 26, call, px, bold=True))
+        y += row
+        for k, (committed, on) in enumerate(got["args"]):
+            name = names[k] if k < len(names) else f"arg {k}"
+            out.append(label(28, y + 26, f"{name}: {'committed' if committed else 'uncommitted'}",
+                             px, fill=TEXT))
+            for d in on or got["result"]:
+                x = left + devices.index(d) * cell
+                out.append(svg.rect(x + 8, y + 4, cell - 16, 30, rx=15, fill=FILL, stroke=INK,
+                                    stroke_width=2.5, stroke_dasharray=None if committed
+                                    else "6 4"))
+                out.append(label(x + cell / 2, y + 26, name, px, anchor="middle", bold=True))
+            y += row
+        colour = MISS if got["error"] else HIT
+        out.append(label(28, y + 26, "result" if not got["error"] else "refused", px,
+                         fill=colour, bold=True))
+        if got["error"]:
+            out.append(label(left + 8, y + 26, _fit(got["error"], SLIDE_W - left - 12, px), px,
+                             fill=MISS))
+        for d in got["result"]:
+            x = left + devices.index(d) * cell
+            out.append(svg.rect(x + 8, y + 4, cell - 16, 30, rx=15, fill=HIT_FILL, stroke=HIT,
+                                stroke_width=3))
+            out.append(label(x + cell / 2, y + 26, "out", px, anchor="middle", fill=HIT,
+                             bold=True))
+        y += row + 8
+    caption = "; ".join(f"{c}: " + ("refused" if g["error"] else "runs on device " + ", ".join(
+        map(str, g["result"]))) for c, g in facts["calls"].items())
+    return Picture(svg.svg(SLIDE_W, y - 8, out), caption, facts)
+
+
+# --------------------------------------------------------------------------- eager compiles
+
+def show_eager_compiles(calls: dict) -> Picture:
+    """Eager calls, one lane each: the primitives the call applied (its jaxpr's equations), each
+    red where XLA compiled a program for it while the call ran, green where the per-primitive
+    cache already held one.
+
+    Args:
+        calls: {label: a function of no arguments that makes the eager call}, in the order to
+            run and draw them.
+
+    Returns:
+        A `Picture` captioned with each call's primitives and outcomes, its facts: "calls"
+        ({label: [(primitive, "compiled" or "cached")]}, a program compiled for a primitive
+        that the jaxpr folded away first) and "compiled" (the programs the
+        monitoring listener counted, in order, e.g. "jit(iota)").
+
+    Example:
+        >>> pic = show_eager_compiles({"sin": lambda: jax.lax.sin(jnp.ones(13)),
+        ...                            "sin again": lambda: jax.lax.sin(jnp.ones(13))})
+        >>> pic.facts["calls"]["sin again"]
+        [('broadcast_in_dim', 'cached'), ('sin', 'cached')]
+    """
+    import jax
+
+    from .jitcache import compiles
+    px, left, lane = MIN_PX + 2, 300, 50
+    facts, out = {"calls": {}, "compiled": []}, [label(
+        2, 24, ["each primitive runs as its own small program: ",
+                svg.tspan("compiled", fill=MISS, font_weight="bold"), " · ",
+                svg.tspan("cached", fill=HIT, font_weight="bold")], px, font=SANS)]
+    for k, (call, thunk) in enumerate(calls.items()):
+        with compiles() as c:
+            thunk()
+        prims = [e.primitive.name for e in jax.make_jaxpr(thunk)().eqns]
+        # a program compiled for a primitive the jaxpr folded away (a constant's conversion)
+        prims = [n[4:-1] for n in c.names if n[4:-1] not in prims] + prims
+        got = facts["calls"][call] = [(p, "compiled" if f"jit({p})" in c.names else "cached")
+                                      for p in prims]
+        facts["compiled"] += c.names
+        y = 44 + k * lane
+        out.append(label(2, y + 27, call, px, bold=True))
+        x = left
+        for p, outcome in got:
+            w = _chars(f"{p} {outcome}", px) + 36
+            colour, fill = (MISS, MISS_FILL) if outcome == "compiled" else (HIT, HIT_FILL)
+            out.append(svg.rect(x, y + 2, w, 36, rx=18, fill=fill, stroke=colour,
+                                stroke_width=3))
+            out.append(label(x + 18, y + 27, [p + " ", svg.tspan(outcome, font_weight="bold")],
+                             px, fill=colour))
+            x += w + 14
+    caption = "; ".join(f"{call}: " + ", ".join(f"{p} {o}" for p, o in got)
+                        for call, got in facts["calls"].items())
+    return Picture(svg.svg(SLIDE_W, 44 + len(calls) * lane, out), caption, facts)

@@ -21,7 +21,7 @@ from .artefacts import printer_names as printer_names  # readers that lived here
 from .artefacts import replica_groups as replica_groups  # importable here (the tests)
 from .config import MIN_PX as MIN_PX  # the style's sizes: dataflow and diagrams draw
 from .config import SLIDE_W  # with them (workshop/config.py says why each)
-from .palette import FILL, HERE, INK, TEXT  # the colours: palette.py says what each means
+from .palette import FILL, HERE, INK, MUTED, PAPER, TEXT  # palette.py says what each means
 
 MONO = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 # the slides' one sans face, the RISE theme's Source Sans Pro (decks/rise.css): a picture's
@@ -207,7 +207,7 @@ def flow(boxes: list[tuple[str, list[str]]], arrows: list[str], box_w: int = 0,
     line_h = round(px * 1.35)
     rows = max(len(lines) for lines in lines_of)
     top = round(px * 2.2) if title else 8
-    box_h = round(px * 2.3) + rows * line_h
+    box_h = round(px * 2.7) + rows * line_h      # (room under the last line's descenders)
     width = sum(widths) + (len(boxes) - 1) * gap + 4
     out = [label(2, px * 1.3, title, px, font=SANS)] if title else []
     x = 2
@@ -425,3 +425,381 @@ def show_transforms(wf, *args) -> Picture:
     if args:
         facts["calls"] = [(name, a, out) for name, a, out in seen]
     return Picture(picture, "WrappedFun: " + " → ".join(names), facts)
+
+
+def _shown(value) -> str:
+    """A value as a box line: a number to 4 digits, an array as its dtype and shape."""
+    import numpy as np
+    a = np.asarray(value)
+    if a.size != 1:
+        return f"{a.dtype}{list(a.shape)}"
+    s = f"{a.item():.4g}"
+    return s + ".0" if a.dtype.kind == "f" and s.lstrip("-").isdigit() else s   # 3.0, not 3
+
+
+def _evaluated(jaxpr, args) -> list:
+    """What each equation bound while core.eval_jaxpr ran `jaxpr` on `args`: the outputs of
+    every EvalTrace.process_primitive call, in order (one per equation of a flat jaxpr)."""
+    from jax._src import core
+
+    outs, real = [], core.EvalTrace.process_primitive
+
+    def spy(self, prim, tracers, params):
+        out = real(self, prim, tracers, params)
+        outs.append((prim.name, out if prim.multiple_results else [out]))
+        return out
+
+    core.EvalTrace.process_primitive = spy
+    try:
+        result = core.eval_jaxpr(jaxpr, jaxpr.consts, *args)
+    finally:
+        core.EvalTrace.process_primitive = real
+    if [name for name, _ in outs] != [e.primitive.name for e in jaxpr.eqns]:
+        raise ValueError("show_run draws a run at the top level, one bind an equation (no "
+                         f"transform around it); the run bound {[n for n, _ in outs]}")
+    return outs, result
+
+
+def show_run(jaxpr, *args) -> Picture:
+    """core.eval_jaxpr's environment, filled equation by equation, from a run made here:
+    the inputs written first, then each equation reads its inputs from the environment,
+    binds its primitive, and writes its output; the result is read from the outvars.
+
+    Args:
+        jaxpr: what `jax.make_jaxpr` returns.
+        *args: the values of its inputs.
+
+    Returns:
+        A `Picture` captioned with the run, its facts: "steps" ((primitive, the name of
+        the variable it wrote, its value as drawn) per equation, from the live bind),
+        "env" (each variable's name and value as drawn, in the order written) and
+        "result" (the values eval_jaxpr returned).
+
+    Raises:
+        ValueError: the run bound other primitives than the jaxpr's equations (a transform
+            around the call: its trace, not EvalTrace, got the binds).
+
+    Example:
+        >>> k = jax.make_jaxpr(lambda a, b: jnp.sin(a) * b)(1.0, 2.0)
+        >>> show_run(k, 0.5, 3.0).facts["steps"]
+        [('sin', 'c', '0.4794'), ('mul', 'd', '1.438')]
+    """
+    from jax._src import core
+
+    bound, result = _evaluated(jaxpr, args)
+    names = printer_names(jaxpr)
+    name = lambda v: _shown(v.val) if isinstance(v, core.Literal) else names.get(v, str(v))
+    env = [(name(v), _shown(a)) for v, a in zip(jaxpr.invars, args)]
+    boxes = [("inputs", ["write invars"] + [f"{n} = {s}" for n, s in env])]
+    arrows, steps = [], []
+    for eqn, (prim, outs) in zip(jaxpr.eqns, bound):
+        wrote = [(name(v), _shown(o)) for v, o in zip(eqn.outvars, outs)]
+        steps += [(prim, n, s) for n, s in wrote]
+        env += wrote
+        arrows.append(f"{', '.join(n for n, _ in wrote)} = {prim} "
+                      f"{' '.join(name(v) for v in eqn.invars)}")
+        boxes.append(("env", [f"{n} = {s}" for n, s in env]))
+    outs = [name(v) for v in jaxpr.outvars]
+    arrows.append("read " + ", ".join(outs))
+    boxes.append(("result", [_shown(r) for r in result]))
+    picture = flow(boxes, arrows, gap=40, px=20, max_w=300,
+                   title="eval_jaxpr: read the inputs, bind the primitive, write the output")
+    w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", picture).groups())
+    picture = picture.replace(f" width='{w:g}'", f" width='{round(grown(w, h, 360))}'", 1)
+    return Picture(picture, f"eval_jaxpr: {_n(len(steps), 'value')} written, then "
+                            f"{', '.join(outs)} read", {"steps": steps, "env": env,
+                                                        "result": [_shown(r) for r in result]})
+
+
+def _names(vs, names: dict) -> str:
+    """Variables as the printer names them; a literal as its value."""
+    from jax._src import core
+    return "[" + ", ".join(_shown(v.val) if isinstance(v, core.Literal) else names.get(v, str(v))
+                           for v in vs) + "]"
+
+
+def show_jaxpr_objects(jaxpr, eqn: int = 0) -> Picture:
+    """A jaxpr as the Python objects it is, read from the live ones: the Jaxpr's fields, one
+    of its equations (a JaxprEqn: primitive, variables, params), that equation's output
+    variable (a Var) and its type (the aval). Variables are named as the printer names them.
+
+    Args:
+        jaxpr: what `jax.make_jaxpr` returns (a `core.Jaxpr`).
+        eqn: the index of the equation to open. Defaults to 0.
+
+    Returns:
+        A `Picture` captioned with the path drawn, its facts: "boxes" ((class name, the
+        lines drawn) for each object, the jaxpr first) and "path" (the attribute that leads
+        from each object to the next).
+
+    Example:
+        >>> j = jax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0)
+        >>> [name for name, _ in show_jaxpr_objects(j, 1).facts["boxes"]]
+        ['Jaxpr', 'JaxprEqn', 'Var', 'ShapedArray']
+    """
+    names = printer_names(jaxpr)
+    e = jaxpr.eqns[eqn]
+    out = e.outvars[0]
+    params = ", ".join(f"{k}: {v}" for k, v in e.params.items())
+    boxes = [(type(jaxpr).__name__, [f"constvars: {_names(jaxpr.constvars, names)}",
+                                     f"invars: {_names(jaxpr.invars, names)}",
+                                     f"eqns: {_n(len(jaxpr.eqns), type(e).__name__)}",
+                                     f"outvars: {_names(jaxpr.outvars, names)}",
+                                     f"consts: {list(jaxpr.consts)}"]),
+             (type(e).__name__, [f"primitive: {e.primitive.name}",
+                                 f"invars: {_names(e.invars, names)}",
+                                 f"outvars: {_names(e.outvars, names)}",
+                                 f"params: {{{params}}}"]),
+             (type(out).__name__, [f"printed {names.get(out, str(out))}"]),
+             (type(out.aval).__name__, [f"shape: {out.aval.shape}", f"dtype: {out.aval.dtype}",
+                                        f"weak_type: {out.aval.weak_type}"])]
+    path = [f"eqns[{eqn}]", "outvars[0]", ".aval"]
+    picture = flow([(boxes[0][0], ["the record"] + boxes[0][1])] + boxes[1:], path, gap=36,
+                   px=20, max_w=330, title="a jaxpr is Python objects: fields, not text")
+    w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", picture).groups())
+    picture = picture.replace(f" width='{w:g}'", f" width='{round(grown(w, h, 360))}'", 1)
+    return Picture(picture, f"{type(jaxpr).__name__} → " + " → ".join(path),
+                   {"boxes": boxes, "path": path})
+
+
+def _rule_name(rule) -> str | None:
+    """A rule's function name: through partials and a lowering's LoweringRuleEntry."""
+    import functools
+    rule = getattr(rule, "rule", rule)
+    while isinstance(rule, functools.partial):
+        rule = rule.func
+    return None if rule is None else getattr(rule, "__name__", type(rule).__name__)
+
+
+def rule_tables() -> list[tuple[str, str, object]]:
+    """(what the rule is for, where it is kept, how to read it for a primitive): the rules
+    deck 02 names, on the primitive itself or in the interpreters' tables."""
+    from jax._src.interpreters import ad, batching, mlir
+    from jax._src.interpreters import partial_eval as pe
+    return [("types", "prim.abstract_eval", lambda p: p.abstract_eval),
+            ("values", "prim.impl", lambda p: p.impl),
+            ("JVP", "ad.primitive_jvps", ad.primitive_jvps.get),
+            ("transpose", "ad.primitive_transposes", ad.primitive_transposes.get),
+            ("batching", "batching.fancy_primitive_batchers",
+             batching.fancy_primitive_batchers.get),
+            ("lowering", "mlir._lowerings", mlir._lowerings.get),
+            ("staging", "pe.custom_staging_rules", pe.custom_staging_rules.get)]
+
+
+def show_rules(prim) -> Picture:
+    """A primitive and its rules, read from the live objects: the two it holds (abstract_eval
+    and impl) and one entry per interpreter's table, keyed by the primitive (JVP, transpose,
+    batching, lowering, a custom staging rule); a table with no entry is drawn dashed.
+
+    Args:
+        prim: a `core.Primitive` (jax.lax.sin_p).
+
+    Returns:
+        A `Picture` captioned with how many rules it has, its facts: "rules" (where each
+        rule is kept -> its function's name, or None where the table has no entry).
+
+    Example:
+        >>> show_rules(jax.lax.sin_p).facts["rules"]["ad.primitive_jvps"]
+        'standard_jvp'
+    """
+    rows = [(what, where, _rule_name(read(prim))) for what, where, read in rule_tables()]
+    px, row_h, top, left_w, gap = 20, 40, 40, 150, 70
+    what_w = max(_chars(w, px) for w, _, _ in rows) + 24
+    where_w = max(_chars(w, px) for _, w, _ in rows) + 24
+    rule_w = max(_chars(r or "no entry", px) for _, _, r in rows) + 24
+    x0 = left_w + gap
+    width = x0 + what_w + where_w + rule_w + 4
+    height = top + len(rows) * row_h + 6
+    out = [label(2, 24, f"{prim.name}_p: a name and its rules; in orange, each rule's function",
+                 px, font=SANS),
+           svg.rect(2, top, left_w, len(rows) * row_h - 8, rx=10, fill=FILL, stroke=INK,
+                    stroke_width=2),
+           label(2 + left_w / 2, top + len(rows) * row_h / 2, f"{prim.name}_p", px + 4,
+                 anchor="middle", bold=True)]
+    for i, (what, where, rule) in enumerate(rows):
+        y = top + i * row_h
+        out += [svg.line(left_w + 4, top + len(rows) * row_h / 2 - 4, x0 - 4, y + 16,
+                         stroke=INK if rule else MUTED, stroke_width=2),
+                svg.rect(x0, y, width - x0 - 2, row_h - 8, rx=8, fill=FILL if rule else PAPER,
+                         stroke=INK if rule else MUTED, stroke_width=2,
+                         stroke_dasharray=None if rule else "7 4"),
+                label(x0 + 12, y + 24, what, px, font=SANS, bold=True,
+                      fill=INK if rule else MUTED),
+                label(x0 + what_w, y + 24, where, px, fill=TEXT if rule else MUTED),
+                label(x0 + what_w + where_w, y + 24, rule or "no entry", px,
+                      fill=HERE if rule else MUTED)]
+    picture = svg.svg(width, height, out, shown=grown(width, height, 400))
+    n = sum(r is not None for _, _, r in rows)
+    return Picture(picture, f"{prim.name}_p: {n} of {len(rows)} rules",
+                   {"rules": {where: rule for _, where, rule in rows}})
+
+
+def _staged(f, args) -> tuple[list, object]:
+    """What each primitive reaching the jaxpr trace of `jax.make_jaxpr(f)(*args)` took (a
+    custom staging rule's name, or None for the default path) and the equations it wrote
+    there, recorded from the live trace; and the jaxpr made."""
+    import weakref
+
+    import jax
+    from jax._src import core
+    from jax._src.interpreters import partial_eval as pe
+
+    calls, mine, real = [], [], pe.DynamicJaxprTrace.process_primitive
+
+    def spy(trace, prim, tracers, params):
+        if trace is not (mine or [None])[0]:
+            return real(trace, prim, tracers, params)
+        before = len(trace.frame.tracing_eqns)
+        out = real(trace, prim, tracers, params)
+        rule = pe.custom_staging_rules.get(prim)
+        wrote = [e() if isinstance(e, weakref.ref) else e     # (held weakly: dead code
+                 for e in trace.frame.tracing_eqns[before:]]   # is dropped; these are live)
+        calls.append((prim.name, _rule_name(rule), [e.primitive.name for e in wrote if e]))
+        return out
+
+    def entered(*a):
+        mine.append(core.trace_ctx.trace)
+        return f(*a)
+
+    pe.DynamicJaxprTrace.process_primitive = spy
+    try:
+        jaxpr = jax.make_jaxpr(entered)(*args)
+    finally:
+        pe.DynamicJaxprTrace.process_primitive = real
+    return calls, jaxpr
+
+
+def show_staging(f, *args) -> Picture:
+    """The jaxpr trace's two paths, from a live trace of `f`: each primitive that reached
+    your trace's process_primitive, on the path it took (its custom staging rule, or the
+    default path: abstract_eval and one equation), and the equations each wrote into your
+    jaxpr (a jit marked inline writes its body's).
+
+    Args:
+        f: the function to trace, as `jax.make_jaxpr(f)(*args)` does.
+        *args: its arguments.
+
+    Returns:
+        A `Picture` captioned with the count on each path, its facts: "calls" ((primitive,
+        its staging rule's name or None, the equations it wrote) in call order) and "eqns"
+        (the jaxpr's primitives).
+
+    Example:
+        >>> show_staging(lambda v: jax.lax.cos(jnp.sin(v)), 1.0).facts["calls"]
+        [('jit', 'pjit_staging_rule', ['sin']), ('cos', None, ['cos'])]
+    """
+    calls, jaxpr = _staged(f, args)
+    px, line_h = 20, 27
+    rule = [f"{p} → {r} → {', '.join(w) or 'nothing'}" for p, r, w in calls if r]
+    default = [f"{p} → {', '.join(w)}" for p, r, w in calls if not r]
+    eqns = [e.primitive.name for e in jaxpr.eqns]
+    bold = lambda t: _chars(t, px + 2) * 1.1 + 30      # a title: bold, 2 px larger
+    w1 = bold("process_primitive")
+    w2 = max(bold("custom_staging_rules[prim]"), *(_chars(s, px) + 30 for s in rule + default))
+    w3 = max(bold("your jaxpr"), *(_chars(s, px) + 30 for s in eqns))
+    gap, top = 64, 40
+    h_rule = 56 + max(1, len(rule)) * line_h
+    h_def = 56 + max(1, len(default)) * line_h
+    height = top + h_rule + 24 + h_def + 8
+    x2, x3 = 2 + w1 + gap, 2 + w1 + gap + w2 + gap
+    width = x3 + w3 + 4
+    mid = top + (height - top) / 2
+
+    def box(x, y, w, h, title, lines, late=False):
+        return [svg.rect(x, y, w, h, rx=10, fill=PAPER if late else FILL, stroke=INK,
+                         stroke_width=2),
+                label(x + 14, y + 30, title, px + 2, bold=True),
+                *(label(x + 14, y + 30 + (k + 1) * line_h, s, px, fill=TEXT)
+                  for k, s in enumerate(lines or ["none here"]))]
+
+    def arrow(xa, ya, xb, yb):
+        return svg.path(f"M{xa:g},{ya:g} C{(xa + xb) / 2:g},{ya:g} {(xa + xb) / 2:g},{yb:g} "
+                        f"{xb:g},{yb:g}", fill="none", stroke=HERE, stroke_width=3,
+                        marker_end="url(#staghead)")
+    y_def = top + h_rule + 24
+    out = [label(2, 24, "your jaxpr trace: a custom staging rule, or the default path",
+                 px, font=SANS),
+           *box(2, mid - 45, w1, 90, "process_primitive", ["of your trace"]),
+           *box(x2, top, w2, h_rule, "custom_staging_rules[prim]", rule),
+           *box(x2, y_def, w2, h_def, "default_process_primitive", default),
+           *box(x3, top, w3, height - top - 8, "your jaxpr", eqns, late=True),
+           arrow(2 + w1, mid, x2 - 2, top + h_rule / 2),
+           arrow(2 + w1, mid, x2 - 2, y_def + h_def / 2),
+           arrow(x2 + w2, top + h_rule / 2, x3 - 2, mid),
+           arrow(x2 + w2, y_def + h_def / 2, x3 - 2, mid)]
+    picture = svg.svg(width, height, out, defs=[svg.arrowhead("staghead", HERE, 14)],
+                      shown=grown(width, height, 420))
+    return Picture(picture, f"staging: {len(rule)} by a custom rule, {len(default)} by the "
+                            f"default path", {"calls": calls, "eqns": eqns})
+
+
+def _bind_calls(f, args) -> list:
+    """The calls of bind's path while `jax.make_jaxpr(f)(*args)` runs, in order, as (name,
+    the primitive, the trace's class), read from the live frames (sys.setprofile)."""
+    import sys
+
+    import jax
+    from jax._src import core
+    from jax._src.interpreters import partial_eval as pe
+    path = {core.Primitive.bind.__code__: "Primitive.bind",
+            core.Primitive.bind_with_trace.__code__: "bind_with_trace",
+            pe.DynamicJaxprTrace.process_primitive.__code__: "process_primitive",
+            pe.DynamicJaxprTrace.default_process_primitive.__code__: "default_process_primitive"}
+    seen = []
+
+    def watch(frame, event, _):
+        if event == "call" and frame.f_code in path:
+            loc = frame.f_locals
+            prim = loc.get("primitive", loc.get("self"))
+            trace = loc.get("trace", loc.get("self"))
+            seen.append((path[frame.f_code], getattr(prim, "name", "?"), type(trace).__name__))
+
+    old = sys.getprofile()
+    sys.setprofile(watch)
+    try:        # (a fresh function: f's own jaxpr may be cached, and then nothing binds)
+        jaxpr = jax.make_jaxpr(lambda *a: f(*a))(*args)
+    finally:
+        sys.setprofile(old)
+    return seen, jaxpr
+
+
+def show_bind(f, *args) -> Picture:
+    """The path one bind takes, recorded from the live frames while `jax.make_jaxpr(f)(*args)`
+    traces: Primitive.bind asks for the current trace, bind_with_trace hands the primitive to
+    it, the jaxpr trace's process_primitive finds no staging rule, and its default path types
+    the call and records an equation. Drawn for the first primitive bound.
+
+    Args:
+        f: a function whose first operation binds a primitive with no staging rule
+            (`jax.lax.sin`; a jnp function is a jit, whose rule inlines it).
+        *args: its arguments.
+
+    Returns:
+        A `Picture` captioned with the path, its facts: "calls" ((step, primitive, the
+        trace's class) of the first bind, in call order) and "eqns" (the jaxpr's primitives).
+
+    Example:
+        >>> [step for step, _, _ in show_bind(jax.lax.sin, 1.0).facts["calls"]]
+        ['Primitive.bind', 'bind_with_trace', 'process_primitive', 'default_process_primitive']
+    """
+    seen, jaxpr = _bind_calls(f, args)
+    first = [c for c in seen if c[1] == seen[0][1]][:4] if seen else []
+    if [c[0] for c in first] != ["Primitive.bind", "bind_with_trace", "process_primitive",
+                                 "default_process_primitive"]:
+        raise ValueError(f"show_bind draws a bind on the default path; the first went "
+                         f"{[c[0] for c in first]}")
+    prim, trace = first[0][1], first[1][2]
+    eqns = [e.primitive.name for e in jaxpr.eqns]
+    out = jaxpr.eqns[0].outvars[0].aval.str_short() if jaxpr.eqns else "?"
+    boxes = [("Primitive.bind", [f"{prim}_p.bind(x)", "reads trace_ctx"]),
+             ("bind_with_trace", [trace]),
+             ("process_primitive", [f"no staging rule for {prim}"]),
+             ("default_process_primitive", ["abstract_eval types it", f"as {out}, then",
+                                            f"→ jaxpr: {', '.join(eqns)}"])]
+    picture = flow(boxes, ["the current trace", "trace.process_primitive",
+                           "the default path"], gap=28, px=20, max_w=330,
+                   title=f"one bind of {prim}_p, as it ran: ask the current trace")
+    w, h = (float(v) for v in re.search(r"viewBox='0 0 ([\d.]+) ([\d.]+)'", picture).groups())
+    picture = picture.replace(f" width='{w:g}'", f" width='{round(grown(w, h, 300))}'", 1)
+    return Picture(picture, "bind: " + " → ".join(c[0] for c in first),
+                   {"calls": first, "eqns": eqns})
