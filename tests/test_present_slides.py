@@ -57,11 +57,9 @@ THIN = {
     "01": ("Station 4: the call",
            "What tracing kept: shape, dtype, weak type",
            "A tracer that outlived its trace",
-           "grad and jvp tracers carry values",
            "Two ways out"),
     "02": ("core.py: where the jaxpr language lives",   # (a file map's rows: no wider)
-           "jax.linearize: the split that grad uses",
-           "Which activations a backward pass keeps"),
+           "jax.linearize: the split that grad uses"),
     "03": ("The three events, by name",),
     "04": ("grad wants a scalar: the vector is refused",
            "The two jaxprs: where the sum went",

@@ -17,7 +17,7 @@ from workshop.tools import notebooks as nbs
 from workshop.tools import talk
 
 DECKS = nbs.decks()
-PICTURES = 72          # talk slides with a picture or chart: 13 before issue 52
+PICTURES = 76          # talk slides with a picture or chart: 13 before issue 52
 WIDE = 0.8             # of the content width, at least
 # pictures still narrower than WIDE, by deck and slide title (a jaxpr drawn top to bottom is
 # as tall as the slide allows, so only as wide as its levels)

@@ -21,7 +21,7 @@ _FROM = {
                  "show_tree"),
     "expect": ("ClaimFailed", "refuses"),
     "filemap": ("file_map",),
-    "pictures": ("Picture", "show_stations"),
+    "pictures": ("Picture", "show_stations", "show_trace_chain"),
     "show": ("Shown", "show_cost", "show_hlo", "show_jaxpr", "show_source", "show_stablehlo",
              "trim"),
 }
@@ -43,7 +43,7 @@ if TYPE_CHECKING:   # what an editor or a type checker reads
     )
     from .expect import ClaimFailed, refuses
     from .filemap import file_map
-    from .pictures import Picture, show_stations
+    from .pictures import Picture, show_stations, show_trace_chain
     from .show import Shown, show_cost, show_hlo, show_jaxpr, show_source, show_stablehlo, trim
 
 __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "show_jaxpr",
@@ -51,7 +51,7 @@ __all__ = ["setup", "SetupError", "PINNED_JAX", "N_DEVICES", "show_source", "sho
            "ClaimFailed", "show_stations", "show_graph", "show_collectives", "show_tree",
            "Picture", "file_map", "show_cache_chain", "show_ad_flow", "show_batching",
            "show_sharding", "show_bodies", "show_residuals", "show_call_stages", "show_placement",
-           "show_eager_compiles"]
+           "show_eager_compiles", "show_trace_chain"]
 
 
 def __getattr__(name: str):
