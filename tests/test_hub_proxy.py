@@ -167,6 +167,24 @@ def test_another_users_listener_on_the_hubs_ports_gets_no_request():
         # 127.0.0.1 mapped into IPv6, which the kernel files as 127.0.0.1
         for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::ffff:127.0.0.1")):
             _beside_mine(family, host)
+        # probe 9: nobody's socket bound to the device lo, which a connection reaches, was not
+        # seen by the kernel's lookup asked with no interface: the route was followed to it
+        lo = free_port()
+        bound = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                                  "import socket, time\n"
+                                  "s = socket.socket()\n"
+                                  "s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lo')\n"
+                                  f"s.bind(('127.0.0.1', {lo})); s.listen(); time.sleep(60)"],
+                                 start_new_session=True)
+        try:
+            end = time.monotonic() + 30
+            while not _owners_all(lo):
+                assert time.monotonic() < end and bound.poll() is None, "no socket bound to lo"
+                time.sleep(0.1)
+            assert "held by uid" in proxy.impostor({"target": f"http://127.0.0.1:{lo}",
+                                                    "hub": True})
+        finally:
+            _end(bound)
     finally:
         out = px.stop()
         _end(theirs)

@@ -101,9 +101,11 @@ def holder(ip, port: int) -> int | None:
     def wide(a) -> bytes:
         return a.packed + bytes(16 - len(a.packed))
     # inet_diag_sockid: the socket's port and address (the target), the peer's (a client on
-    # loopback, port 1: no connection has it), no interface, no cookie
+    # loopback, port 1: no connection has it), the loopback interface a connection comes in
+    # on (with none, a socket bound to the device lo, which a connection does reach, was not
+    # found: probe 9), no cookie
     sockid = struct.pack("!HH16s16s", port, 1, wide(ip), wide(client)) + \
-        struct.pack("=III", 0, 0xFFFFFFFF, 0xFFFFFFFF)
+        struct.pack("=III", _loopback(), 0xFFFFFFFF, 0xFFFFFFFF)
     req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
     msg = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, 1, 1, 0) + req   # REQUEST
     with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as nl:   # NETLINK_SOCK_DIAG
@@ -118,6 +120,15 @@ def holder(ip, port: int) -> int | None:
         raise OSError(code, os.strerror(code))
     # inet_diag_msg: family, state, timer, retrans, the sockid (48), expires, rqueue, wqueue, uid
     return struct.unpack_from("=I", data, 16 + 4 + 48 + 12)[0]
+
+
+@functools.cache
+def _loopback() -> int:
+    """The loopback interface's index (1 on Linux)."""
+    try:
+        return socket.if_nametoindex("lo")
+    except OSError:
+        return 1
 
 
 def owners(ip, port: int) -> set[int]:
