@@ -473,6 +473,9 @@ def test_an_attendees_own_jupyter_config_serves_nothing_on_the_hubs_origin(room)
     runtime = os.path.join(home, ".local", "share", "jupyter", "runtime")
     assert any(f.startswith("jpserver-") for f in os.listdir(runtime)), os.listdir(runtime)
     assert ada.run("print(1 + 1)")["out"].strip() == "2"
+    # what is hers stays writable: opening a notebook writes its trust database (a 500 while
+    # that sat in the hub's read-only environment)
+    assert ada.api("GET", f"/user/{ada.user}/api/contents/{LAB}").status_code == 200
 
 
 def test_the_attendees_are_not_removed_while_the_hub_runs(room):

@@ -77,13 +77,16 @@ c.Spawner.cpu_limit = float(os.environ["WORKSHOP_HUB_CPU_CAP"])
 # from the attendee's home: a config of their own (~/.jupyter, ~/.local) served a page of their
 # choosing, with its script, on the hub's origin, where it acts as whoever opens it, the
 # presenter included (probe 7: an admin token minted). What is theirs stays in their home:
-# the runtime files, and JupyterLab's settings and workspaces (data, never code).
+# the runtime files, JupyterLab's settings and workspaces, and the notebooks' trust database
+# (data, never code: opening a notebook writes it, a 500 where the attendee could not).
 c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'cp -Rn "$WORKSHOP_HUB_MATERIALS/." "$HOME/workshop/"; '
                  'export JUPYTER_RUNTIME_DIR="$HOME/.local/share/jupyter/runtime" '
                  'JUPYTERLAB_SETTINGS_DIR="$HOME/.jupyter/lab/user-settings" '
                  'JUPYTERLAB_WORKSPACES_DIR="$HOME/.jupyter/lab/workspaces"; '
-                 'exec jupyterhub-singleuser "$@"', "jupyterhub-singleuser"]
+                 'exec jupyterhub-singleuser '
+                 '--NotebookNotary.data_dir="$HOME/.local/share/jupyter" "$@"',
+                 "jupyterhub-singleuser"]
 c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False"]
 c.Spawner.notebook_dir = "~/workshop"
 c.Spawner.default_url = "/lab/tree/exercises"
