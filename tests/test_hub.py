@@ -409,6 +409,17 @@ def test_the_claim_goes_to_the_hubs_pages_only(room):
     assert [(c.path, c.has_nonstandard_attr("HttpOnly")) for c in claims] == [("/hub/", True)]
 
 
+def _restart(a) -> None:
+    """The attendee's server stopped and started again, with a kernel (their own action)."""
+    assert a.api("DELETE", f"/hub/api/users/{a.user}/server").status_code in (202, 204)
+    for _ in range(120):
+        if not a.api("GET", f"/hub/api/users/{a.user}").json()["servers"]:
+            break
+        time.sleep(0.5)
+    a.start_server()
+    a.start_kernel()
+
+
 def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):
     # ~/workshop is the attendee's: links there to another's home or to a root-only file,
     # then a server restart (which copies the materials in again) hand them nothing
@@ -419,13 +430,7 @@ def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):
                   f"os.rename({home + '/workshop/decks'!r}, {home + '/workshop/decks.mine'!r})\n"
                   f"os.symlink({pwd.getpwnam(kim.user).pw_dir!r}, {home + '/workshop/decks'!r})")
     assert got["status"] == "ok", got
-    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
-    for _ in range(120):
-        if not ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]:
-            break
-        time.sleep(0.5)
-    ada.start_server()
-    ada.start_kernel()
+    _restart(ada)
     after = os.stat("/etc/shadow")
     assert (after.st_uid, after.st_gid, after.st_mode) == (shadow.st_uid, shadow.st_gid,
                                                            shadow.st_mode)
@@ -459,13 +464,7 @@ def test_an_attendees_own_jupyter_config_serves_nothing_on_the_hubs_origin(room)
         "open(us + '/usercustomize.py', 'w').write(\n"
         "    'open(' + repr(h + '/usersite-ran') + ', \"w\")')")
     assert got["status"] == "ok", got
-    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
-    for _ in range(120):
-        if not ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"]:
-            break
-        time.sleep(0.5)
-    ada.start_server()
-    ada.start_kernel()
+    _restart(ada)
     served = ada.api("GET", f"/user/{ada.user}/static/plot.html")
     assert served.status_code == 404 and "ada's page" not in served.text, served.status_code
     assert ada.run("import os; print(os.path.exists(os.path.expanduser('~/usersite-ran')))"

@@ -170,17 +170,10 @@ def test_another_users_listener_on_the_hubs_ports_gets_no_request():
         # probe 9: nobody's socket bound to the device lo, which a connection reaches, was not
         # seen by the kernel's lookup asked with no interface: the route was followed to it
         lo = free_port()
-        bound = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
-                                  "import socket, time\n"
-                                  "s = socket.socket()\n"
-                                  "s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lo')\n"
-                                  f"s.bind(('127.0.0.1', {lo})); s.listen(); time.sleep(60)"],
-                                 start_new_session=True)
+        bound = _nobody_listens("s = socket.socket()\n"
+                                "s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lo')\n"
+                                f"s.bind(('127.0.0.1', {lo}))", lo, 1)
         try:
-            end = time.monotonic() + 30
-            while not _owners_all(lo):
-                assert time.monotonic() < end and bound.poll() is None, "no socket bound to lo"
-                time.sleep(0.1)
             assert "held by uid" in proxy.impostor({"target": f"http://127.0.0.1:{lo}",
                                                     "hub": True})
         finally:
@@ -203,20 +196,26 @@ def _beside_mine(family, host: str) -> None:
         mine.bind((host, 0))
         mine.listen()
         beside = mine.getsockname()[1]
-        six = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
-                                "import socket, time\n"
-                                "s = socket.socket(socket.AF_INET6)\n"
-                                "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n"
-                                f"s.bind(('::', {beside})); s.listen(); time.sleep(60)"],
-                               start_new_session=True)
+        six = _nobody_listens("s = socket.socket(socket.AF_INET6)\n"
+                              "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)\n"
+                              f"s.bind(('::', {beside}))", beside, 2)
         try:
-            end = time.monotonic() + 30
-            while len(_owners_all(beside)) < 2:
-                assert time.monotonic() < end and six.poll() is None, "no IPv6 socket"
-                time.sleep(0.1)
             assert proxy.impostor({"target": f"http://127.0.0.1:{beside}", "hub": True}) == "", host
         finally:
             _end(six)
+
+
+def _nobody_listens(bind: str, port: int, owners: int) -> subprocess.Popen:
+    """nobody's socket made by `bind` (Python that binds `s`), listening for a minute, once
+    `port` has `owners` users listening on it (runuser's group: end it with _end)."""
+    proc = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c",
+                             f"import socket, time\n{bind}; s.listen(); time.sleep(60)"],
+                            start_new_session=True)
+    end = time.monotonic() + 30
+    while len(_owners_all(port)) < owners:
+        assert time.monotonic() < end and proc.poll() is None, f"nobody's socket: {bind!r}"
+        time.sleep(0.1)
+    return proc
 
 
 def _end(proc: subprocess.Popen) -> None:
