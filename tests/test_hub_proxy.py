@@ -85,26 +85,35 @@ class _Proxy:
     """The kit's proxy on loopback, as JupyterHub starts it (hub/config.py), with its API."""
 
     def __init__(self, error_target: str):
-        self.public, self.api, self.token = free_port(), free_port(), "t" * 32
-        self.p = subprocess.Popen(
-            [sys.executable, "-m", "workshop.tools.hub.proxy", "--ip", "127.0.0.1", "--port",
-             str(self.public), "--api-ip", "127.0.0.1", "--api-port", str(self.api),
-             "--error-target", error_target],
-            env=dict(os.environ, CONFIGPROXY_AUTH_TOKEN=self.token),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        taken = {int(error_target.split(":")[2].split("/")[0])}
+        self.token = "t" * 32
+        for _ in range(3):   # a port another test took between free_port() and the bind
+            self.public, self.api = (_port_besides(taken) for _ in range(2))
+            self.p = subprocess.Popen(
+                [sys.executable, "-m", "workshop.tools.hub.proxy", "--ip", "127.0.0.1",
+                 "--port", str(self.public), "--api-ip", "127.0.0.1", "--api-port",
+                 str(self.api), "--error-target", error_target],
+                env=dict(os.environ, CONFIGPROXY_AUTH_TOKEN=self.token),
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            # ready when both its ports take a connection (CI's first minute is loaded: the
+            # wait is long, and a proxy that ended says why)
+            end = time.monotonic() + 90
+            while not all(_answers(p) for p in (self.public, self.api)):
+                if self.p.poll() is not None or time.monotonic() > end:
+                    break
+                time.sleep(0.1)
+            else:
+                return
+            out = self.stop()
+            if "in use" not in out:
+                break
+        pytest.fail(f"the proxy is not listening: {out[-2000:]}")
 
     def route(self, path, **data) -> int:
         req = urllib.request.Request(f"http://127.0.0.1:{self.api}/api/routes{path}",
                                      data=json.dumps(data).encode(), method="POST",
                                      headers={"Authorization": f"token {self.token}"})
-        end = time.monotonic() + 30
-        while True:
-            try:
-                return urllib.request.urlopen(req, timeout=5).status
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > end or self.p.poll() is not None:
-                    raise
-                time.sleep(0.2)
+        return urllib.request.urlopen(req, timeout=30).status
 
     def get(self, path) -> tuple[int, str]:
         try:
@@ -117,6 +126,20 @@ class _Proxy:
     def stop(self) -> str:
         self.p.terminate()
         return self.p.communicate(timeout=30)[0]
+
+
+def _port_besides(taken: set[int]) -> int:
+    """A free port that is none of `taken` (which it joins): a port freed a moment ago can
+    come back from the next free_port()."""
+    while (port := free_port()) in taken:
+        pass
+    taken.add(port)
+    return port
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_the_proxy_forwards_a_route_only_to_its_owners_port(page):
