@@ -110,26 +110,30 @@ def test_every_page_script_is_javascript_a_browser_parses(chromium):
 @pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)   # 02–06: its twin in
 def test_deck_opens_in_rise_and_every_slide_fits(chromium, presenting,   # test_present_decks
                                                   executed_decks, runs, deck):
-    # at 1280×720, where the slide is laid out (a slide larger than it scrolls at every size);
-    # the sizes it is scaled to, where rounding may push a line over the edge, under thorough
+    # at 1280×720, where the slide is laid out (a slide larger than it scrolls at every size),
+    # with its run's outputs and the first two slides' cells run from the slideshow; every cell
+    # run from the slideshow, and the sizes it is scaled to, where rounding may push a line
+    # over the edge, under thorough
     look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[:1])
 
 
 @pytest.mark.thorough
 @pytest.mark.browser
 @pytest.mark.parametrize("deck", nbs.decks()[:1], ids=lambda p: p.stem)
-def test_every_slide_fits_at_the_other_sizes(chromium, presenting, executed_decks, runs, deck):
-    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES[1:])
+def test_every_cell_runs_from_the_slideshow_and_every_slide_fits_at_every_size(
+        chromium, presenting, executed_decks, runs, deck):
+    look_at_deck(chromium, presenting, executed_decks, runs, deck, SIZES, whole_live=True)
 
 
-def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes):
-    """`deck` opened in RISE and every slide measured at each of `sizes` (deck 01, which
-    `present 01` opened, run live at the first), its keys walked, nothing off this machine
-    asked for, no console error, no cell failed."""
-    # The deck present opened runs every code cell from the slideshow, as the presenter does
-    # (the kernel-side truth of every cell of every deck is test_notebooks' fresh-kernel run);
-    # the others show that run's outputs, which is what a slide's layout depends on.
-    live = f"/rise/{deck.relative_to(paths.ROOT).as_posix()}?" in presenting["url"] or \
+def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes, whole_live=False):
+    """`deck` opened in RISE and every slide measured at each of `sizes`, its keys walked,
+    nothing off this machine asked for, no console error, no cell failed. Deck 01, which
+    `present 01` opened, runs its cells from the slideshow: every one at the first size when
+    `whole_live`, else those of its first two slides, in a copy that shows its run's outputs."""
+    # The kernel-side truth of every cell of every deck is test_notebooks' fresh-kernel run;
+    # what a slide's layout depends on is that run's outputs.
+    opened = f"/rise/{deck.relative_to(paths.ROOT).as_posix()}?" in presenting["url"]
+    live = (opened and whole_live) or \
         bool(os.environ.get("WORKSHOP_TEST_FULL"))   # scripts/test --full: every deck live
     ran = None if live else runs[(deck, None)][1]
     nb = nbs.read(deck) if live else nbformat.reads(ran, as_version=4)   # what RISE shows
@@ -169,17 +173,21 @@ def look_at_deck(chromium, presenting, executed_decks, runs, deck, sizes):
         assert "8 CPU devices" in run_cell(page, setup, "8 CPU devices")   # their run's banner
     else:
         assert "8 CPU devices" in setup.inner_text()
-    if live:
+    if live or opened:   # (in the run's copy, a cell run again: its prompt now this kernel's)
+        if not live:
+            assert run_slide_cells(page, f"{deck.stem} slide 1") == ["[1]:"]
+            assert "8 CPU devices" in setup.inner_text()
         page.evaluate("() => document.querySelector('.reveal .controls .navigate-right')"
                       ".click()")
         page.wait_for_timeout(800)
         cell = page.query_selector(".reveal section.present .jp-CodeCell")
-        text = run_cell(page, cell, None)
+        text = run_cell(page, cell, None) if live else \
+            (run_slide_cells(page, f"{deck.stem} slide 2"), cell.inner_text())[1]
         pictures = cell.query_selector_all(
             ".jp-OutputArea-output img, .jp-OutputArea-output svg")
         assert text.strip() or pictures, "the cell's output is empty"
         assert "Error" not in text and "Traceback" not in text, text
-    else:   # the run's pictures are shown as pictures (a trusted notebook), not as text
+    if not live:   # the run's pictures are shown as pictures (a trusted notebook), not as text
         pictures = page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output "
                                  "img, .jp-OutputArea-output svg').length")
         made = sum(bool({"image/png", "image/svg+xml"} & set(o.get("data", {})))
