@@ -284,3 +284,11 @@ def test_a_huge_file_or_a_fifo_is_no_notebook_and_is_not_read(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(errors.KitError, match=r"fifo\.ipynb: not a notebook: not a file$"):
         nbs.read(fifo)
+    # probe 10: JSON nested deeper than Python's recursion limit, 400 kB, was a 30-line
+    # RecursionError traceback from every command that reads a notebook
+    for name, text in (("deep", "[" * 200_000 + "]" * 200_000),
+                       ("deep2", '{"cells": ' + "[" * 3000 + "]" * 3000 + "}")):
+        (tmp_path / f"{name}.ipynb").write_text(text)
+        with pytest.raises(errors.KitError, match=rf"{name}\.ipynb: not a notebook: JSON "
+                           r"nested too deeply$"):
+            nbs.read(tmp_path / f"{name}.ipynb")

@@ -120,6 +120,8 @@ def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
     except json.JSONDecodeError as e:
         raise KitError(f"{short(Path(path))}: not a notebook: invalid JSON at line {e.lineno}, "
                        f"column {e.colno} ({e.msg})") from None
+    except RecursionError:   # (probe 10: a traceback from every command that read it)
+        raise KitError(f"{short(Path(path))}: not a notebook: JSON nested too deeply") from None
     import nbformat
     from nbformat import reader
     key = hashlib.blake2b(raw, digest_size=16).digest()
