@@ -292,3 +292,17 @@ def test_a_huge_file_or_a_fifo_is_no_notebook_and_is_not_read(tmp_path):
         with pytest.raises(errors.KitError, match=rf"{name}\.ipynb: not a notebook: JSON "
                            r"nested too deeply$"):
             nbs.read(tmp_path / f"{name}.ipynb")
+
+
+def test_the_metadata_alone_is_read_as_json_and_what_is_no_notebook_is_one_line(tmp_path):
+    # present checks a deck's RISE settings before its server starts, from the JSON alone
+    # (nbformat's import and validation, half a second, run beside the server's start)
+    from workshop.tools import errors
+    deck = nbs.decks()[0]
+    assert nbs.metadata(deck) == dict(nbs.read(deck).metadata)
+    for text, says in (("[1, 2]", "not a valid notebook (no metadata)"),
+                       ('{"metadata": 3}', "not a valid notebook (no metadata)"),
+                       ('{"cells": [', "not a notebook: invalid JSON at line 1")):
+        (tmp_path / "x.ipynb").write_text(text)
+        with pytest.raises(errors.KitError, match=re.escape(f"x.ipynb: {says}")):
+            nbs.metadata(tmp_path / "x.ipynb")

@@ -107,8 +107,19 @@ def read_bytes(path: Path) -> bytes:
 _VALID: set[bytes] = set()   # digests of the notebooks validated in this process
 
 
-def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
-    """The notebook in `raw` (the bytes of `path`), validated; KitError naming why not."""
+def metadata(path: Path) -> dict:
+    """The notebook's metadata, read as JSON alone (no nbformat, no validation: a few ms where
+    read() takes half a second, most of it importing nbformat): what `present` checks before its
+    server starts. KitError where it is no JSON object, as read() says."""
+    got = _json(read_bytes(path), path)[1]
+    meta = got.get("metadata") if isinstance(got, dict) else None
+    if not isinstance(meta, dict):
+        raise KitError(f"{short(Path(path))}: not a valid notebook (no metadata)")
+    return meta
+
+
+def _json(raw: bytes, path: Path) -> tuple[str, object]:
+    """(the text, its JSON) of `raw`, the bytes of `path`; KitError naming why not."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -116,12 +127,17 @@ def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
                        f"{e.start} is {e.object[e.start:e.start + 1]!r}); Jupyter saves UTF-8")\
             from None
     try:
-        json.loads(text)
+        return text, json.loads(text)
     except json.JSONDecodeError as e:
         raise KitError(f"{short(Path(path))}: not a notebook: invalid JSON at line {e.lineno}, "
                        f"column {e.colno} ({e.msg})") from None
     except RecursionError:   # (probe 10: a traceback from every command that read it)
         raise KitError(f"{short(Path(path))}: not a notebook: JSON nested too deeply") from None
+
+
+def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
+    """The notebook in `raw` (the bytes of `path`), validated; KitError naming why not."""
+    text = _json(raw, path)[0]
     import nbformat
     from nbformat import reader
     key = hashlib.blake2b(raw, digest_size=16).digest()

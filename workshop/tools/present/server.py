@@ -403,7 +403,7 @@ RISE_METADATA = ("livereveal", "rise")
 def markup_problem(nb) -> str | None:
     """Where `nb`'s RISE settings hold markup the slideshow would run or load, in words."""
     for where in RISE_METADATA:
-        said = _markup_in(nb.metadata.get(where, {}), where)
+        said = _markup_in(nb["metadata"].get(where, {}), where)
         if said:
             return said
     return None
@@ -484,7 +484,9 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     if re.search(r"[\"'<>&`\x00-\x1f]", rel):   # RISE writes the path into the page's HTML
         raise errors.KitError(f"{rel!r}: a deck's path with a quote, <, >, & or ` goes into "
                               "the slideshow page as markup: rename it")
-    markup = markup_problem(nbs.read(path))   # before a server or a browser starts
+    # before a server or a browser starts; the notebook read as JSON alone (nbformat's import
+    # and validation, half a second, go to the check below, made while the server starts)
+    markup = markup_problem({"metadata": nbs.metadata(path)})
     if markup:
         raise errors.KitError(f"{paths.short(path)}: {markup}")
     t0 = time.monotonic()
