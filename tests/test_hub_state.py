@@ -184,3 +184,38 @@ def test_a_course_site_another_user_put_in_its_place_is_not_served(tmp_path):
     with pytest.raises(errors.KitError, match="site is user 65534's"):
         local.prepare_site(home, site)
     assert not (home / "site").exists()
+
+
+def test_a_folder_swapped_for_a_link_after_the_search_is_not_followed(tmp_path, monkeypatch):
+    # probe 10's R1 (high): --remove-attendees judged each found file by name and removed it by
+    # name; another user swapped a folder of theirs on the way for a link to a folder of
+    # root's between the two, and root's file of the same name went. Here this user's files
+    # stand for a removed attendee's (the number judged free) and for root's
+    import os
+
+    from workshop.tools import owned
+    theirs, roots = tmp_path / "n", tmp_path / "t"
+    for folder, who in ((theirs, "the attendee's"), (roots, "root's")):
+        (folder / "inner").mkdir(parents=True)
+        (folder / "important.conf").write_text(who)
+        (folder / "inner" / "x").write_text(who)
+    found = [theirs / "important.conf", theirs / "inner"]
+
+    def search_then_swap(uids, mounts=None):   # (the swap: after find, before the removal)
+        theirs.rename(tmp_path / "n-was")
+        theirs.symlink_to(roots)
+        return found
+    monkeypatch.setattr(owned, "_unclaimed", lambda uids: {os.geteuid()})
+    monkeypatch.setattr(owned, "owned_by", search_then_swap)
+    assert owned.remove_owned({os.geteuid()}) == []
+    assert (roots / "important.conf").read_text() == "root's"
+    assert (roots / "inner" / "x").read_text() == "root's"
+    # and with nothing swapped, what was found goes; an entry that is now a link goes alone
+    theirs.unlink()
+    (tmp_path / "n-was").rename(theirs)
+    (theirs / "inner").rename(theirs / "inner-was")
+    (theirs / "inner").symlink_to(roots / "inner")
+    monkeypatch.setattr(owned, "owned_by", lambda uids, mounts=None: found)
+    assert owned.remove_owned({os.geteuid()}) == found
+    assert not (theirs / "important.conf").exists() and not (theirs / "inner").is_symlink()
+    assert (roots / "inner" / "x").read_text() == "root's"

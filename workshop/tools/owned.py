@@ -64,22 +64,47 @@ def remove_owned(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
     """Removes what `uids` own on this machine's file systems (see the module); returns what
     was removed. Run it once the users' processes have ended (they could write more) and the
     users are removed: a number some user has (again) is left alone, before and after the
-    search."""
+    search.
+
+    Each path is reached folder by folder from the root without following a link, and judged
+    and removed in the folder so opened: a folder on the way that another user swapped for a
+    link after the search (theirs, to a folder of root's) is not followed, so what is removed is
+    what was judged (probe 10: by name, root's file of the same name behind the link went)."""
     removed = []
     found = owned_by(_unclaimed(uids), mounts)
     free = _unclaimed(uids)
     for path in found:
         try:
-            if path.lstat().st_uid not in free:
-                continue
-        except FileNotFoundError:
+            if _remove_at(path, free):
+                removed.append(path)
+        except OSError:   # (a folder on the way swapped or gone, a link: left where it is)
             continue
-        try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-        except FileNotFoundError:
-            continue
-        removed.append(path)
     return removed
+
+
+def _remove_at(path: Path, free: set[int]) -> bool:
+    """`path` removed if one of `free` owns it, in its folder opened from / with no link
+    followed (ELOOP or ENOTDIR where one is on the way); whether it was."""
+    import os
+    import stat
+    parts = path.parts
+    if len(parts) < 2 or parts[0] != "/":
+        return False
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open("/", flags)
+    try:
+        for part in parts[1:-1]:
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        name = parts[-1]
+        st = os.lstat(name, dir_fd=fd)
+        if st.st_uid not in free:
+            return False
+        if stat.S_ISDIR(st.st_mode):   # (rmtree by the folder's fd: no link inside followed)
+            shutil.rmtree(name, dir_fd=fd)
+        else:
+            os.unlink(name, dir_fd=fd)
+        return True
+    finally:
+        os.close(fd)
