@@ -86,7 +86,7 @@ def test_only_well_formed_entries_are_read():
                        "J1 q4": dict(good),                               # key and entry differ
                        "x q1": dict(good, lab="x")})
     assert room.parse(text) == {"J1 q1": good}
-    for bad in ("[1, 2]", "nope", " " * (room.MOST + 1)):
+    for bad in ("[1, 2]", "nope", " " * (room.MOST + 1), "[" * 30_000 + "]" * 30_000):
         with pytest.raises(ValueError):
             room.parse(bad)
 

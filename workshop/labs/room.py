@@ -59,7 +59,10 @@ def parse(text: str) -> dict[str, dict]:
     else in it is left out (the attendee owns the file and can write what they like)."""
     if len(text) > MOST:
         raise ValueError("too long to be a record")
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except RecursionError:   # (probe 10: 60 kB of brackets was a traceback in `hub --room`)
+        raise ValueError("nested too deeply to be a record") from None
     if not isinstance(data, dict):
         raise ValueError("not a record")
     return {key: entry for key, entry in data.items() if _entry(key, entry)}
