@@ -10,6 +10,7 @@ import ipaddress
 import json
 import os
 import pwd
+import re
 import signal
 import socket
 import subprocess
@@ -84,7 +85,7 @@ def test_a_loopback_ports_owners_are_read_from_the_kernels_tables(page):
 class _Proxy:
     """The kit's proxy on loopback, as JupyterHub starts it (hub/config.py), with its API."""
 
-    def __init__(self, error_target: str):
+    def __init__(self, error_target: str, *extra: str):
         taken = {int(error_target.split(":")[2].split("/")[0])}
         self.token = "t" * 32
         for _ in range(3):   # a port another test took between free_port() and the bind
@@ -92,7 +93,7 @@ class _Proxy:
             self.p = subprocess.Popen(
                 [sys.executable, "-m", "workshop.tools.hub.proxy", "--ip", "127.0.0.1",
                  "--port", str(self.public), "--api-ip", "127.0.0.1", "--api-port",
-                 str(self.api), "--error-target", error_target],
+                 str(self.api), "--error-target", error_target, *extra],
                 env=dict(os.environ, CONFIGPROXY_AUTH_TOKEN=self.token),
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             # ready when both its ports take a connection (CI's first minute is loaded: the
@@ -314,3 +315,37 @@ def test_the_owner_is_asked_of_the_kernel_whatever_else_listens(monkeypatch):
         for s in socks:
             s.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_an_idle_connection_is_closed_and_the_proxy_may_open_all_the_files_it_can(page):
+    # probe 10's X4: one attendee's 22 000 idle connections to the hub's port took every file
+    # the proxy could open (tornado holds a silent connection an hour; the proxy had the shell's
+    # 20 000), and the room's requests timed out while they were held
+    px = _Proxy(f"http://127.0.0.1:{free_port()}/hub/error", "--idle-timeout=1")
+    try:
+        idle = [socket.create_connection(("127.0.0.1", px.public)) for _ in range(50)]
+        end = time.monotonic() + 10
+        for s in idle:
+            with s:
+                s.settimeout(max(0.1, end - time.monotonic()))
+                assert s.recv(1) == b"", "the proxy sent something to a silent connection"
+        assert px.route("/", target=f"http://127.0.0.1:{page}", hub=True) == 201
+        assert px.get("/hub/login") == (200, "the owner's page")
+        limits = Path(f"/proc/{px.p.pid}/limits").read_text()
+        soft, hard = re.search(r"Max open files\s+(\d+)\s+(\d+)", limits).groups()
+        assert soft == hard, limits
+    finally:
+        px.stop()
+
+
+def test_out_of_files_is_said_once_a_minute_not_per_try():
+    import logging
+    once = proxy._OncePerMinute()
+    record = lambda err: logging.LogRecord("asyncio", logging.ERROR, "", 0, "Exception in "
+                                           "callback", (), (type(err), err, None))
+    emfile = OSError(24, "Too many open files")
+    first = record(emfile)
+    assert once.filter(first) and first.getMessage().startswith("hub proxy: out of open files")
+    assert first.exc_info is None
+    assert not once.filter(record(emfile))                      # within the minute: dropped
+    assert once.filter(record(OSError(13, "Permission denied")))   # any other error: said

@@ -38,26 +38,81 @@ def _take(flag: str) -> str:
     return ""
 
 
+# seconds a connection may hold the proxy without a whole request's headers (tornado's
+# default is an hour): one attendee's 22 000 idle connections took every file the proxy may
+# open, and the room's requests timed out for as long as they were held (probe 10's X4)
+IDLE = 30
+
+
 def main() -> int:
     AsyncHTTPClient.configure(None, max_clients=AT_ONCE)
     _forward_to_owners_only()
     slow = no_lookup()
     if slow:
         print(slow, file=sys.stderr, flush=True)
+    _more_files()
+    _quiet_when_out_of_files()
     from configurable_http_proxy import cli
     cert, key = _take("--ssl-cert"), _take("--ssl-key")
+    idle = float(_take("--idle-timeout") or IDLE)
+    context = None
     if cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key or None)
-        plain, made = cli.HTTPServer, []
-
-        def server(app, **kw):
-            # the proxy's main makes its public server first, then its API's
-            made.append(app)
-            return plain(app, **kw, **({"ssl_options": context} if len(made) == 1 else {}))
-        cli.HTTPServer = server
         _forward_https()
+    plain, made = cli.HTTPServer, []
+
+    def server(app, **kw):
+        # the proxy's main makes its public server first, then its API's
+        made.append(app)
+        tls = {"ssl_options": context} if context and len(made) == 1 else {}
+        return plain(app, **kw, **tls, idle_connection_timeout=idle)
+    cli.HTTPServer = server
     return cli.main()
+
+
+def _more_files() -> None:
+    """As many open files as this process may have (as root, as the kernel allows): a room's
+    connections, not the shell's default, bound what the proxy holds at once."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        most = int(Path("/proc/sys/fs/nr_open").read_text())
+        resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
+    except (OSError, ValueError):   # (not root: up to its hard limit)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (OSError, ValueError):
+            pass
+
+
+class _OncePerMinute:
+    """A logging filter that lets one "too many open files" record through a minute: at the
+    limit, tornado's accept loop logged a traceback per try, 37 MB in 13 s (probe 10)."""
+
+    def __init__(self):
+        self.last = -60.0
+
+    def filter(self, record) -> bool:
+        import time
+        err = record.exc_info[1] if record.exc_info else None
+        if not (isinstance(err, OSError) and err.errno == errno.EMFILE):
+            return True
+        now = time.monotonic()
+        if now - self.last < 60:
+            return False
+        self.last = now
+        record.msg, record.args, record.exc_info = (
+            "hub proxy: out of open files: new connections wait until some close (said once "
+            "a minute)", (), None)
+        return True
+
+
+def _quiet_when_out_of_files() -> None:
+    import logging
+    once = _OncePerMinute()
+    for name in ("tornado.application", "tornado.general", "asyncio"):
+        logging.getLogger(name).addFilter(once)
 
 
 def _forward_https() -> None:
