@@ -85,7 +85,8 @@ def room(tmp_path_factory):
             with pytest.raises(KeyError):
                 pwd.getpwnam(user)
         group = limits.hub_group(state)   # the attendees' capped groups, removed with the hub
-        assert not [h for h in ("memory", "cpu") if (Path("/sys/fs/cgroup", h, group)).exists()]
+        assert not [h for h in ("memory", "cpu", "pids")
+                    if (Path("/sys/fs/cgroup", h, group)).exists()]
 
 
 def _cwd(p) -> str:
@@ -197,6 +198,8 @@ def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(roo
     assert mem.name == cpu.name == ada.user and mem != _group(theirs, "memory")
     assert (mem / "memory.limit_in_bytes").read_text().strip() == str(2**30)
     assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "100000"   # 1 core
+    # and her processes and threads (probe 10: a cell's threads could take the machine's PIDs)
+    assert (_group(mine, "pids") / "pids.max").read_text().strip() == str(limits.PIDS)
     # the hub's folders above weigh as much as its attendees' processes, not one process
     assert (cpu.parent / "cpu.shares").read_text().strip() == str(1024 * SEATS)
     # the server and its kernels: none of ada's processes is outside her group
@@ -339,6 +342,43 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room):
         f"({beside.name})") in r.stdout, r.stdout
     assert (homes[ada.user] / LAB).read_bytes() == (paths.ROOT / LAB).read_bytes()
     assert "# kim's own note" in (homes[kim.user] / LAB).read_text()
+    # probe 10's U1: the update ran from the attendee's home, so a workshop/ package of
+    # theirs there ran in place of the kit's, failed the push for everyone after them and put
+    # their words under the kit's name. Now it runs isolated, and one attendee's failure is
+    # named as theirs while the others are updated
+    ada_uid = pwd.getpwnam(ada.user).pw_uid
+    marker = Path(f"/tmp/{ada.user}-shadow-ran")
+    for rel, text in (("__init__.py", ""), ("tools/__init__.py", ""),
+                      ("tools/hub/__init__.py", ""), ("tools/hub/update.py",
+                       f"open({str(marker)!r}, 'w').close()\nraise SystemExit('run rm -rf ~')")):
+        f = homes[ada.user] / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+        os.chown(f, ada_uid, ada_uid)
+    r = cli("--update-materials", env={"WORKSHOP_HUB_STATE": str(room["state"]), **HOME},
+            timeout=300)
+    assert not marker.exists(), "the attendee's own workshop/ package ran as the update"
+    assert r.returncode == 0 and "rm -rf" not in r.stdout + r.stderr, r.stdout + r.stderr
+    # and an update that fails in one attendee's home is said as theirs, the others updated:
+    # the hub's Python, as kim alone, stands in for whatever broke there
+    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped"
+    shutil.rmtree(wrapped, ignore_errors=True)
+    (wrapped / "venv" / "bin").mkdir(parents=True)
+    real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
+    (wrapped / "venv" / "bin" / "python").write_text(
+        f'#!/bin/sh\n[ "$(id -un)" = {kim.user} ] && {{ echo "no space left" >&2; exit 1; }}\n'
+        f'LD_LIBRARY_PATH={hub.libdir(real.parent.parent)} exec {real} "$@"\n')
+    (wrapped / "venv" / "bin" / "python").chmod(0o755)
+    hub._readable(wrapped)
+    try:
+        with pytest.raises(hub.PushIncomplete, match=rf"^the materials did not reach 1 "
+                           rf"attendee\(s\): {kim.user} \(in their home, the update said: "
+                           r"'no space left'\)$") as e:
+            hub.push_materials(room["state"], wrapped, Path(HOME["WORKSHOP_HUB_HOME"]) /
+                               "venv" / "materials")
+    finally:
+        shutil.rmtree(wrapped)
+    assert ada.user in e.value.got and kim.user not in e.value.got
 
 
 def test_two_browsers_claiming_one_name_at_once_get_it_once(room):

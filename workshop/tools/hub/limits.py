@@ -27,6 +27,11 @@ from pathlib import Path
 CGROUP = Path(os.environ.get("WORKSHOP_HUB_CGROUP_ROOT", "/sys/fs/cgroup"))
 TOP = "jax-core-workshop-hub"
 PERIOD_US = 100_000
+# the processes and threads an attendee may have at once, where the kernel has the pids
+# controller: uncapped, one attendee's cell made 3 000 threads and had room for 24 000, most of
+# a machine's 32 768 PIDs, after which nothing (the hub, the presenter's shell) could fork
+# (probe 10). A JAX kernel runs some 40 threads on 2 cores, a few hundred on a large machine
+PIDS = 2048
 
 
 def mechanism(root: Path = CGROUP) -> str:
@@ -50,7 +55,19 @@ def hub_group(state: Path) -> str:
 def _folders(kind: str, group: str, root: Path) -> list[Path]:
     if kind == "v2":
         return [root / group]
-    return [root / "memory" / group, root / "cpu" / group]
+    return [root / "memory" / group, root / "cpu" / group] + \
+        ([root / "pids" / group] if _pids_v1(root) else [])
+
+
+def _pids_v1(root: Path) -> bool:
+    return (root / "pids" / "pids.max").exists() or os.access(root / "pids", os.W_OK)
+
+
+def _pids_v2(root: Path) -> bool:
+    try:
+        return "pids" in (root / "cgroup.controllers").read_text().split()
+    except OSError:
+        return False
 
 
 def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
@@ -65,7 +82,8 @@ def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
         for depth in range(len(parts)):   # each level hands memory and cpu to the next
             here = root.joinpath(*parts[:depth])
             (here / parts[depth]).mkdir(exist_ok=True)
-            _write(here / "cgroup.subtree_control", "+memory +cpu")
+            _write(here / "cgroup.subtree_control",
+                   "+memory +cpu" + (" +pids" if _pids_v2(root) else ""))
         for depth in range(1, len(parents) + 1):
             _write(root.joinpath(*parents[:depth], "cpu.weight"), str(min(10000, 100 * attendees)))
         leaf = root / group
@@ -73,10 +91,14 @@ def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
         if (leaf / "memory.swap.max").exists():
             _write(leaf / "memory.swap.max", "0")
         _write(leaf / "cpu.max", f"{round(cpus * PERIOD_US)} {PERIOD_US}")
+        if _pids_v2(root):
+            _write(leaf / "pids.max", str(PIDS))
         return [leaf / "cgroup.procs"]
-    mem, cpu = _folders("v1", group, root)
-    for folder in (mem, cpu):
+    mem, cpu, *pids = _folders("v1", group, root)
+    for folder in (mem, cpu, *pids):
         folder.mkdir(parents=True, exist_ok=True)
+    for folder in pids:
+        _write(folder / "pids.max", str(PIDS))
     for depth in range(1, len(parents) + 1):
         _write(root.joinpath("cpu", *parents[:depth], "cpu.shares"),
                str(min(262144, 1024 * attendees)))
@@ -85,7 +107,7 @@ def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
         _write(mem / "memory.memsw.limit_in_bytes", str(memory))
     _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
     _write(cpu / "cpu.cfs_quota_us", str(round(cpus * PERIOD_US)))
-    return [mem / "cgroup.procs", cpu / "cgroup.procs"]
+    return [mem / "cgroup.procs", cpu / "cgroup.procs", *(f / "cgroup.procs" for f in pids)]
 
 
 def _write(path: Path, text: str) -> None:

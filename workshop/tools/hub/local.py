@@ -590,7 +590,7 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
                                   "stop the hub and start it again (which makes it anew)")
         prepare(home)   # the changed kit and materials, in place (the next servers' copy)
         materials = venv / "materials"
-    given, got = record_given(state, materials), {}
+    given, got, missed = record_given(state, materials), {}, []
     env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv)
                                        else {})}
     for name in attendees_made(state):
@@ -598,15 +598,31 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
             user = pwd.getpwnam(name)
         except KeyError:   # removed by hand
             continue
-        r = subprocess.run([str(venv / "bin" / "python"), "-m", "workshop.tools.hub.update",
-                            str(materials)], user=user.pw_uid, group=user.pw_gid,
-                           extra_groups=[], cwd=user.pw_dir, env=dict(env, HOME=user.pw_dir),
-                           input=json.dumps(given), capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
-            raise errors.KitError(f"could not update {name}'s materials: {tail}")
-        got[name] = json.loads(r.stdout)
+        # isolated (-I) and from /: from their home, `-m` put it first on the path, and a
+        # workshop/ package (or a json.py) of theirs there ran in place of the kit's (probe 10)
+        r = subprocess.run([str(venv / "bin" / "python"), "-I", "-m",
+                            "workshop.tools.hub.update", str(materials)], user=user.pw_uid,
+                           group=user.pw_gid, extra_groups=[], cwd="/",
+                           env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
+                           capture_output=True, text=True, timeout=120)
+        try:
+            if r.returncode != 0:
+                raise ValueError((r.stderr.strip().splitlines() or ["no output"])[-1])
+            got[name] = json.loads(r.stdout)
+        except ValueError as e:   # theirs alone: the others are updated all the same
+            missed.append(f"{name} (in their home, the update said: {str(e)[:160]!r})")
+    if missed:
+        raise PushIncomplete(got, missed)
     return got
+
+
+class PushIncomplete(errors.KitError):
+    """Some attendees' materials were not updated; `got` says what the others got."""
+
+    def __init__(self, got: dict[str, dict], missed: list[str]):
+        super().__init__(f"the materials did not reach {len(missed)} attendee(s): "
+                         + "; ".join(missed))
+        self.got = got
 
 
 def push_report(got: dict[str, dict]) -> str:
@@ -808,7 +824,11 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
         return remove_attendees()
     if push:
         check_machine()
-        print(push_report(push_materials()))
+        try:
+            print(push_report(push_materials()))
+        except PushIncomplete as e:   # what reached the others, then whom it did not
+            print(push_report(e.got))
+            raise
         return 0
     from ..processes import end_on_hangup
     end_on_hangup()   # a kill or the terminal closed: stop every server, as Ctrl-C does
