@@ -160,6 +160,20 @@ def test_an_attendee_cannot_signal_or_read_anothers_kernel(room):
     errno_eperm = ada.run(f"import os\ntry: os.kill({pid}, 0)\nexcept OSError as e: "
                           "print(e.errno)")["out"].strip()
     assert errno_eperm == str(errno.EPERM)
+    # probe 10's K1: kim's kernel listened on TCP 127.0.0.1, where ada's code subscribed to its
+    # output port and read each of kim's cells and outputs as they ran. Its five channels are
+    # socket files beside its connection file in kim's home now (ZeroMQ's ipc), which ada
+    # cannot even list; its one TCP port left is ipykernel's inbound pipe for a forked
+    # process's output (a PULL socket: nothing to read there, and it drops what lacks its key)
+    said = kim.run("from ipykernel.kernelapp import IPKernelApp as A\n"
+                   "print(A.instance().transport, A.instance().ip)")["out"].split()
+    assert said[0] == "ipc" and said[1].startswith(f"/home/{kim.user}/.local/share/jupyter/"
+                                                   "runtime/kernel-"), said
+    listening = [c for c in psutil.Process(pid).net_connections(kind="inet")
+                 if c.status == psutil.CONN_LISTEN]
+    assert len(listening) <= 1, listening
+    assert ada.run(f"import os\nprint(os.access({said[1] + '-2'!r}, os.F_OK), "
+                   f"os.access('/home/{kim.user}', os.X_OK))")["out"].split() == ["False"] * 2
 
 
 def test_an_attendees_token_opens_no_other_server(room):

@@ -87,7 +87,12 @@ c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'exec jupyterhub-singleuser '
                  '--NotebookNotary.data_dir="$HOME/.local/share/jupyter" "$@"',
                  "jupyterhub-singleuser"]
-c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False"]
+# the kernels' sockets are files beside their connection files, in the attendee's home
+# (ZeroMQ's ipc), not ports on 127.0.0.1: any local user found a kernel's ports by its owner in
+# /proc/net/tcp, and its output port needs no key: another attendee read each cell and its
+# output as it ran (probe 10)
+c.Spawner.args = ["--ServerApp.jpserver_extensions=jupyter_lsp=False",
+                  "--KernelManager.transport=ipc"]
 c.Spawner.notebook_dir = "~/workshop"
 c.Spawner.default_url = "/lab/tree/exercises"
 c.Spawner.environment = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
