@@ -365,6 +365,34 @@ def test_a_number_given_to_a_user_again_keeps_its_files(attendee):
 
 
 @pytest.mark.hub
+def test_a_process_that_keeps_forking_ends_with_the_attendee(attendee, tmp_path):
+    # probe 10's R2: a process that forked and let its parent exit, over and over, escaped
+    # --remove-attendees' list-then-kill, which said "removed" (exit 0); it then belonged to
+    # the next user made, who got the freed number
+    from workshop.tools.hub import local
+    name, uid, home = attendee
+    (tmp_path / "attendees").write_text(name + "\n")
+    hopper = subprocess.Popen(["runuser", "-u", name, "--", "python3", "-c",
+                               "import os, time\n"
+                               "while True:\n"
+                               "    if os.fork(): os._exit(0)\n"
+                               "    time.sleep(0.002)"], start_new_session=True)
+    theirs = lambda: [p.pid for p in psutil.process_iter(["uids"])
+                      if p.info["uids"] and uid in p.info["uids"]]
+    try:
+        end = time.monotonic() + 10
+        while not theirs():
+            assert time.monotonic() < end, "the attendee's process did not start"
+            time.sleep(0.05)
+        assert local.remove_attendees(state=tmp_path, quiet=True) == 0
+        time.sleep(0.5)
+        assert theirs() == [], "a process of the removed attendee's number still runs"
+    finally:
+        hopper.wait(timeout=30)
+        for pid in theirs():   # (what the old code left: ended here, not by the kit)
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_the_hubs_remove_attendees_takes_their_files_outside_their_homes(attendee, tmp_path):
     # hub --remove-attendees on an attendee the hub's state lists: the user, its home and
     # what it left in /tmp and /dev/shm all go; someone else's file beside them stays
