@@ -80,6 +80,18 @@ def test_a_loopback_ports_owners_are_read_from_the_kernels_tables(page):
         assert "not forwarded" in proxy.impostor({"target": f"http://{host}:{page}",
                                                   "user": other}), host
     assert proxy._ip("example.org") is None and str(proxy._ip("::")) == "::1"
+    # and this machine's other addresses (probe 10's O9: a LAN address was never judged; a
+    # connection to it stays here, and reaches this user's socket on every address)
+    import psutil
+    lan = [a.address for addrs in psutil.net_if_addrs().values() for a in addrs
+           if a.family == socket.AF_INET and not a.address.startswith("127.")]
+    with socket.socket() as every:
+        every.bind(("0.0.0.0", 0))
+        every.listen()
+        for address in lan:
+            target = f"http://{address}:{every.getsockname()[1]}"
+            assert "not forwarded" in proxy.impostor({"target": target, "user": other}), address
+            assert proxy.impostor({"target": target, "user": getpass.getuser()}) == ""
 
 
 class _Proxy:

@@ -286,15 +286,27 @@ def _named(host: str):
     return ipaddress.ip_address(found[0][4][0].split("%")[0]) if found else None
 
 
+def _here(ip) -> bool:
+    """Whether `ip` is one of this machine's addresses (a LAN address: a connection to it stays
+    on this machine, where another user may hold the port; probe 10's O9)."""
+    try:
+        with socket.socket(socket.AF_INET if ip.version == 4 else socket.AF_INET6) as s:
+            s.bind((str(ip), 0))
+        return True
+    except OSError:
+        return False
+
+
 def impostor(data: dict) -> str:
     """Why a route's target must not be followed ("" when it may): its loopback port held by a
     user other than the route's (an attendee's server: that attendee; anything else the hub
-    routes: this proxy's own user). Targets off this machine are not ours to judge."""
+    routes: this proxy's own user), on loopback or another of this machine's addresses.
+    Targets off this machine are not ours to judge."""
     target = urllib.parse.urlparse(str(data.get("target", "")))
     ip, port = _ip(target.hostname or ""), target.port
-    if ip is None:
+    if ip is None or not port:
         return ""
-    if not ip.is_loopback or not port:
+    if not (ip.is_loopback or _here(ip)):
         return ""
     user = data.get("user")
     try:
