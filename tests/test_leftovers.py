@@ -393,6 +393,7 @@ def test_a_process_that_keeps_forking_ends_with_the_attendee(attendee, tmp_path)
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.hub
 def test_the_hubs_remove_attendees_takes_their_files_outside_their_homes(attendee, tmp_path):
     # hub --remove-attendees on an attendee the hub's state lists: the user, its home and
     # what it left in /tmp and /dev/shm all go; someone else's file beside them stays
