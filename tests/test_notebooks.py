@@ -292,6 +292,12 @@ def test_a_huge_file_or_a_fifo_is_no_notebook_and_is_not_read(tmp_path):
         with pytest.raises(errors.KitError, match=rf"{name}\.ipynb: not a notebook: JSON "
                            r"nested too deeply$"):
             nbs.read(tmp_path / f"{name}.ipynb")
+    # probe 11: a number of 5 000 digits, past Python's limit for reading one, was a traceback
+    (tmp_path / "long.ipynb").write_text('{"cells": [], "metadata": {}, "x": ' + "1" * 5000 + "}")
+    for read in (nbs.read, nbs.metadata):
+        with pytest.raises(errors.KitError, match=r"long\.ipynb: not a notebook: Exceeds the "
+                           r"limit \(4300 digits\) for integer string conversion"):
+            read(tmp_path / "long.ipynb")
 
 
 def test_the_metadata_alone_is_read_as_json_and_what_is_no_notebook_is_one_line(tmp_path):

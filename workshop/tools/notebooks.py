@@ -133,6 +133,8 @@ def _json(raw: bytes, path: Path) -> tuple[str, object]:
                        f"column {e.colno} ({e.msg})") from None
     except RecursionError:   # (probe 10: a traceback from every command that read it)
         raise KitError(f"{short(Path(path))}: not a notebook: JSON nested too deeply") from None
+    except ValueError as e:   # (probe 11: a number of over 4 300 digits, Python's limit)
+        raise KitError(f"{short(Path(path))}: not a notebook: {str(e).split(';')[0]}") from None
 
 
 def loads(raw: bytes, path: Path) -> nbformat.NotebookNode:
