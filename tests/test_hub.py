@@ -314,7 +314,7 @@ def test_an_attendee_past_the_starts_at_once_is_queued_on_a_page_that_asks_again
     assert other.status_code == 404 and "You are in the queue" not in other.text
 
 
-def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room):
+def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room, monkeypatch):
     # kim edited a cell of her lab, ada did not; the presenter pushes a lab with a new cell:
     # ada's copy is the new lab, kim's keeps her edit and gets the new one beside it
     import json
@@ -390,9 +390,22 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room):
                            r"'no space left'\)$") as e:
             hub.push_materials(room["state"], wrapped, Path(HOME["WORKSHOP_HUB_HOME"]) /
                                "venv" / "materials")
+        assert ada.user in e.value.got and kim.user not in e.value.got
+        # probe 11's U2: kim's own process stopped her update (SIGSTOP): the push waited 2
+        # minutes, then ended on a traceback for everyone after her. Her update that never
+        # ends is named, and the others are updated
+        (wrapped / "venv" / "bin" / "python").write_text(
+            f'#!/bin/sh\n[ "$(id -un)" = {kim.user} ] && exec sleep 60\n'
+            f'LD_LIBRARY_PATH={hub.libdir(real.parent.parent)} exec {real} "$@"\n')
+        monkeypatch.setattr(hub, "UPDATE_TIMEOUT", 3)
+        with pytest.raises(hub.PushIncomplete, match=rf"^the materials did not reach 1 "
+                           rf"attendee\(s\): {kim.user} \(in their home, the update did not "
+                           r"end in 3 s\)$") as e:
+            hub.push_materials(room["state"], wrapped, Path(HOME["WORKSHOP_HUB_HOME"]) /
+                               "venv" / "materials")
+        assert ada.user in e.value.got and kim.user not in e.value.got
     finally:
         shutil.rmtree(wrapped)
-    assert ada.user in e.value.got and kim.user not in e.value.got
 
 
 def test_two_browsers_claiming_one_name_at_once_get_it_once(room):

@@ -620,20 +620,41 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
             continue
         # isolated (-I) and from /: from their home, `-m` put it first on the path, and a
         # workshop/ package (or a json.py) of theirs there ran in place of the kit's (probe 10)
-        r = subprocess.run([str(venv / "bin" / "python"), "-I", "-m",
-                            "workshop.tools.hub.update", str(materials)], user=user.pw_uid,
-                           group=user.pw_gid, extra_groups=[], cwd="/",
-                           env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
-                           capture_output=True, text=True, timeout=120)
         try:
+            r = subprocess.run([str(venv / "bin" / "python"), "-I", "-m",
+                                "workshop.tools.hub.update", str(materials)],
+                               user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
+                               env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
+                               capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
             if r.returncode != 0:
                 raise ValueError((r.stderr.strip().splitlines() or ["no output"])[-1])
-            got[name] = json.loads(r.stdout)
-        except ValueError as e:   # theirs alone: the others are updated all the same
+            got[name] = _update_said(r.stdout, materials)
+        except subprocess.TimeoutExpired:   # (stopped by a process of theirs: probe 11)
+            missed.append(f"{name} (in their home, the update did not end in "
+                          f"{UPDATE_TIMEOUT} s)")
+        except (ValueError, OSError) as e:   # theirs alone: the others are updated the same
             missed.append(f"{name} (in their home, the update said: {str(e)[:160]!r})")
     if missed:
         raise PushIncomplete(got, missed)
     return got
+
+
+# seconds an attendee's update may take (it takes under one): one stopped by a process of the
+# attendee's own held the push for 2 minutes, then ended it for everyone after them (probe 11)
+UPDATE_TIMEOUT = 30
+
+
+def _update_said(out: str, materials: Path) -> dict:
+    """What an attendee's update printed, checked to be its own report: numbers, and edited
+    files the materials hold (it runs as the attendee, who may write in its place)."""
+    said = json.loads(out)
+    known = set(update.files(materials))
+    if not (isinstance(said, dict) and all(isinstance(said.get(k), int) for k in
+                                           ("added", "replaced", "kept"))
+            and isinstance(said.get("edited"), list)
+            and all(isinstance(e, str) and e in known for e in said["edited"])):
+        raise ValueError("not the update's report")
+    return said
 
 
 class PushIncomplete(errors.KitError):
