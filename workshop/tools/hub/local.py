@@ -611,6 +611,7 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
         prepare(home)   # the changed kit and materials, in place (the next servers' copy)
         materials = venv / "materials"
     given, got, missed = record_given(state, materials), {}, []
+    known = set(update.files(materials))   # (what an update may say was edited)
     env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv)
                                        else {})}
     for name in attendees_made(state):
@@ -628,7 +629,7 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
                                capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
             if r.returncode != 0:
                 raise ValueError((r.stderr.strip().splitlines() or ["no output"])[-1])
-            got[name] = _update_said(r.stdout, materials)
+            got[name] = _update_said(r.stdout, known)
         except subprocess.TimeoutExpired:   # (stopped by a process of theirs: probe 11)
             missed.append(f"{name} (in their home, the update did not end in "
                           f"{UPDATE_TIMEOUT} s)")
@@ -644,11 +645,10 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
 UPDATE_TIMEOUT = 30
 
 
-def _update_said(out: str, materials: Path) -> dict:
+def _update_said(out: str, known: set[str]) -> dict:
     """What an attendee's update printed, checked to be its own report: numbers, and edited
-    files the materials hold (it runs as the attendee, who may write in its place)."""
+    files among the materials' `known` (it runs as the attendee, who may write in its place)."""
     said = json.loads(out)
-    known = set(update.files(materials))
     if not (isinstance(said, dict) and all(isinstance(said.get(k), int) for k in
                                            ("added", "replaced", "kept"))
             and isinstance(said.get("edited"), list)

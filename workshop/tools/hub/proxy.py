@@ -15,6 +15,7 @@ import socket
 import ssl
 import struct
 import sys
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -94,7 +95,6 @@ class _OncePerMinute:
         self.last = -60.0
 
     def filter(self, record) -> bool:
-        import time
         err = record.exc_info[1] if record.exc_info else None
         if not (isinstance(err, OSError) and err.errno == errno.EMFILE):
             return True
