@@ -170,6 +170,29 @@ def test_a_folder_swapped_for_a_link_while_the_site_is_copied_is_not_followed(tm
         t.join()
 
 
+def test_a_link_listed_then_swapped_back_for_a_folder_is_skipped_not_a_traceback(tmp_path,
+                                                                                 monkeypatch):
+    # the race above, at its worst moment (it failed the quick run once): the listing saw the
+    # swap's link, so the name is among the folder's files; by the open the folder is back, and
+    # Python's open() of a folder's handle raised IsADirectoryError out of the hub's start
+    import os
+    site, home = _site(tmp_path), tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr(local, "site_problem", lambda s: "")
+    walk = os.fwalk
+
+    def listed_as_a_link(top, **kw):
+        for folder, dirs, files, fd in walk(top, **kw):
+            if "labs" in dirs:
+                yield folder, [d for d in dirs if d != "labs"], [*files, "labs"], fd
+            else:
+                yield folder, dirs, files, fd
+    monkeypatch.setattr(os, "fwalk", listed_as_a_link)
+    copy = local.prepare_site(home, site)
+    # (the walk still goes into the folder: its files are copied as they should be)
+    assert (copy / "index.html").is_file() and (copy / "labs" / "J1.html").read_text() == "J1"
+
+
 def test_a_course_site_another_user_put_in_its_place_is_not_served(tmp_path):
     # probe 7: with write on the folder above it, nobody moved the site aside and made one of
     # their own, with a script in its index.html; the site was judged by its own owner (then

@@ -323,10 +323,11 @@ def _copy_files(src: Path, dst: Path) -> None:
                 f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
             except OSError:   # (a link, or gone meanwhile: not copied)
                 continue
-            with open(f, "rb") as source:
-                if stat.S_ISREG(os.fstat(f).st_mode):
-                    with open(to / name, "xb") as out:
-                        shutil.copyfileobj(source, out)
+            if not stat.S_ISREG(os.fstat(f).st_mode):   # (a folder swapped in since the
+                os.close(f)                            # listing, a FIFO: not copied, and
+                continue                               # Python's open() refuses a folder)
+            with open(f, "rb") as source, open(to / name, "xb") as out:
+                shutil.copyfileobj(source, out)
 
 
 def site_problem(site: Path) -> str:
