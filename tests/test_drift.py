@@ -102,6 +102,9 @@ def planted(tmp_path_factory):
 RAN_ALONGSIDE: dict = {}
 
 
+# drift's own proofs on planted claims (a run of drift beside a build, 11 s): the maintainer's
+# tool, under -m thorough as CI runs it; the quick run keeps drift's verdict on the pinned JAX
+@pytest.mark.thorough
 def test_drift_and_a_build_at_once_each_do_their_own(planted):
     code, out = RAN_ALONGSIDE["build"]
     assert code == 0 and "FAILED" not in out, out
@@ -109,6 +112,7 @@ def test_drift_and_a_build_at_once_each_do_their_own(planted):
         [f"jax-{drift_jax()}.json", f"jax-{drift_jax()}.md"]   # drift's report, nothing else
 
 
+@pytest.mark.thorough
 def test_a_planted_wrong_claim_is_reported_as_exactly_that_slide_and_cell(planted):
     want, out, p = planted
     assert p.returncode == 1, p.stdout + p.stderr

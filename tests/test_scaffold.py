@@ -44,6 +44,10 @@ def guide_table(root) -> set[str]:
             for f in files}
 
 
+# the maintainer's guide's own proof (a build of four notebooks and a nested pytest, 90 s of one
+# worker): under -m thorough with the maintainer's other tools, as CI runs it; a maintainer who
+# adds a deck runs the quick run on the real one
+@pytest.mark.thorough
 def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     # 1. the deck, then its lab (the guide's first steps)
     p = wk(scratch, "new", "deck", "7", "Shapes and sizes", "--lab", "X9", "--minutes", "30")
