@@ -703,10 +703,11 @@ def test_the_notes_window_says_what_to_cut_when_behind_and_what_to_add_when_ahea
         n, talk_n = len(plan["timing"]), plan["talk"]
         press(page, "ArrowRight", (2, 0), counter(2, n, talk_n), "the notes window's →",
               by=notes)
-        notes.wait_for_function(f"() => ({said})()[1] === ''", timeout=5_000, polling=100)
+        # (the window looks twice a second; at a load of 5 on 2 cores it took over 5 s once)
+        notes.wait_for_function(f"() => ({said})()[1] === ''", timeout=20_000, polling=100)
         press(page, "PageDown", (3, 0), counter(3, n, talk_n), "the notes window's PageDown",
               by=notes)
-        notes.wait_for_function(f"() => ({said})()[0] === 'ahead'", timeout=5_000, polling=100)
+        notes.wait_for_function(f"() => ({said})()[0] === 'ahead'", timeout=20_000, polling=100)
         kind, text = notes.evaluate(said)
         assert re.fullmatch(r"Ahead of the plan by 16:\d\d\. To add: " +
                             re.escape("; ".join(adds)), text), text
