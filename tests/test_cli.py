@@ -310,3 +310,23 @@ def test_doctor_shows_a_kernel_traceback_as_its_last_line():
     out = run_in_fresh_kernel("import jax_no_such_module")
     assert "Traceback" in out or "---" in out   # the kernel's own multi-line traceback
     assert doctor.last_line(out) == "ModuleNotFoundError: No module named 'jax_no_such_module'"
+
+
+LATE_CTRL_C = """import os, runpy, signal, sys, threading
+def late():   # once Python shuts down (the main thread done), Ctrl-C
+    threading.main_thread().join()
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=late).start()
+sys.argv = ["workshop", "schedule"]
+runpy.run_module("workshop", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_ctrl_c_as_a_command_ends_is_no_traceback():
+    # probe 12's C1 (low): a Ctrl-C that came as compose ended, while Python joined its
+    # threads, printed "Exception ignored in threading._shutdown … KeyboardInterrupt" under
+    # the command's last line (exit 0). Now it ends there, quietly, with the command's status
+    p = subprocess.run([sys.executable, "-c", LATE_CTRL_C], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", (p.returncode, p.stderr)
+    assert "# Workshop schedule" in p.stdout, p.stdout[-500:]

@@ -350,6 +350,45 @@ def test_an_idle_connection_is_closed_and_the_proxy_may_open_all_the_files_it_ca
         px.stop()
 
 
+def test_a_body_that_never_comes_is_closed_and_one_address_holds_its_share_at_most(page):
+    # probe 12's X4 (medium): the idle timeout covers a request's headers only; connections
+    # that sent whole headers with a Content-Length, then no body, stayed open, and 20 000 of
+    # them from one client (no login) took the proxy's files: the room's requests timed out
+    px = _Proxy(f"http://127.0.0.1:{free_port()}/hub/error", "--body-timeout=1",
+                "--per-address=20")
+    try:
+        assert px.route("/", target=f"http://127.0.0.1:{page}", hub=True) == 201
+        head = b"POST /hub/login HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+        waiting = [socket.create_connection(("127.0.0.1", px.public)) for _ in range(5)]
+        for s in waiting:
+            s.sendall(head + b"part of it")
+        end = time.monotonic() + 10   # (the idle timeout is 30 s: this is the body's)
+        for s in waiting:
+            with s:
+                s.settimeout(max(0.1, end - time.monotonic()))
+                assert s.recv(1) == b"", "the proxy answered a request without its body"
+        # however fast one address opens connections, it holds 20 (here) and no more
+        held = [socket.create_connection(("127.0.0.1", px.public)) for _ in range(20)]
+        try:
+            time.sleep(0.5)
+            with socket.create_connection(("127.0.0.1", px.public)) as extra:
+                extra.settimeout(10)
+                assert extra.recv(1) == b"", "a 21st connection of one address was kept"
+        finally:
+            for s in held:
+                s.close()
+        end = time.monotonic() + 10   # (the closes counted, a request of that address is served)
+        while time.monotonic() < end:
+            try:
+                if px.get("/hub/login") == (200, "the owner's page"):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert px.get("/hub/login") == (200, "the owner's page")
+    finally:
+        px.stop()
+
+
 def test_out_of_files_is_said_once_a_minute_not_per_try():
     import logging
     once = proxy._OncePerMinute()

@@ -6,6 +6,9 @@ files mid-session. No hub is started here (the lock is what decides); test_hub.p
 real ones, as root."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from workshop.tools import errors
@@ -209,6 +212,37 @@ def test_a_course_site_another_user_put_in_its_place_is_not_served(tmp_path):
     assert not (home / "site").exists()
 
 
+def test_a_folder_thousands_deep_is_removed_and_what_comes_after_it_too(tmp_path, monkeypatch):
+    # probe 12's R1a (high): an attendee's folder 1 000 deep in /tmp stopped --remove-attendees
+    # with a RecursionError (shutil.rmtree recursed once a level), after the users were gone:
+    # everything found after it stayed, with no owner's name. Here this user's files stand for
+    # a removed attendee's; the folder is 3 000 deep, with a file and a link on the way
+    import os
+
+    from workshop.tools import owned
+    deep, after, roots = tmp_path / "deep", tmp_path / "after", tmp_path / "roots"
+    roots.mkdir()
+    (roots / "keep").write_text("root's")
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    for k in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        if k == 1500:
+            os.symlink(roots, "link", dir_fd=fd)
+            os.close(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    after.write_text("theirs")
+    monkeypatch.setattr(owned, "_unclaimed", lambda uids: {os.geteuid()})
+    monkeypatch.setattr(owned, "owned_by", lambda uids, mounts=None: [deep, after])
+    left: list = []
+    assert owned.remove_owned({os.geteuid()}, left=left) == [deep, after]
+    assert left == [] and not deep.exists() and not after.exists()
+    assert (roots / "keep").read_text() == "root's"
+
+
 def test_a_folder_swapped_for_a_link_after_the_search_is_not_followed(tmp_path, monkeypatch):
     # probe 10's R1 (high): --remove-attendees judged each found file by name and removed it by
     # name; another user swapped a folder of theirs on the way for a link to a folder of
@@ -242,3 +276,115 @@ def test_a_folder_swapped_for_a_link_after_the_search_is_not_followed(tmp_path, 
     assert owned.remove_owned({os.geteuid()}) == found
     assert not (theirs / "important.conf").exists() and not (theirs / "inner").is_symlink()
     assert (roots / "inner" / "x").read_text() == "root's"
+
+
+def test_a_nul_in_a_course_path_is_a_404_not_a_traceback(tmp_path, caplog):
+    # probe 12's S2 (low): /hub/course/%00, from anyone (no login), was realpath's ValueError:
+    # a 500 and 1.7 kB of traceback in root's hub.log per request (0.9 GB an hour from one
+    # client). The site's pages are still served beside it
+    import asyncio
+    import logging
+
+    from tornado import httpclient, web
+
+    from workshop.tools.hub import course
+    site = _site(tmp_path)
+
+    async def ask(paths_asked):
+        server = web.Application(course.handlers(str(site))).listen(0, "127.0.0.1")
+        port = next(iter(server._sockets.values())).getsockname()[1]
+        try:
+            client = httpclient.AsyncHTTPClient()
+            return [(await client.fetch(f"http://127.0.0.1:{port}/course/{p}",
+                                        raise_error=False)).code for p in paths_asked]
+        finally:
+            server.stop()
+    with caplog.at_level(logging.ERROR):
+        codes = asyncio.run(ask(["%00", "index.html%00.txt", "labs/%00/J1.html", "index.html"]))
+    assert codes == [404, 404, 404, 200], codes
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text[-2000:]
+
+
+def test_a_material_that_is_no_file_of_the_attendees_is_said_left_not_given_beside(tmp_path):
+    # probe 12's U2c (low): for a material the attendee had replaced by a link, a folder or a
+    # pipe (or under a "folder" that is a file), --update-materials said "theirs kept, the new
+    # one beside it (NAME-updated.ipynb)" and wrote no such file. Now each is said as left
+    # as it is, the new one not given; an edited file still gets its new one beside it
+    import os
+
+    from workshop.tools.hub import local, update
+    materials, mine = tmp_path / "materials", tmp_path / "workshop"
+    rels = ["a.ipynb", "b.ipynb", "c.ipynb", "d/e.ipynb", "f.ipynb"]
+    for rel in rels:
+        (materials / rel).parent.mkdir(parents=True, exist_ok=True)
+        (materials / rel).write_text(f"new {rel}")
+    mine.mkdir()
+    (mine / "a.ipynb").symlink_to(tmp_path / "elsewhere")
+    os.mkfifo(mine / "b.ipynb")
+    (mine / "c.ipynb").mkdir()
+    (mine / "d").write_text("a file where the folder goes")
+    (mine / "f.ipynb").write_text("their edit")
+    done = update.merge(materials, mine, {})
+    assert done["left"] == rels[:4] and done["kept"] == ["f.ipynb"], done
+    assert sorted(p.name for p in mine.iterdir()) == ["a.ipynb", "b.ipynb", "c.ipynb", "d",
+                                                      "f-updated.ipynb", "f.ipynb"]
+    said = {"added": 0, "replaced": 0, "kept": 1, "current": 0, "left": 4,
+            "edited": ["f.ipynb"], "not_files": rels[:4]}
+    got = {"ws-ada": local._update_said(json.dumps(said), set(rels))}
+    report = local.push_report(got)
+    assert "hub: ws-ada edited f.ipynb: theirs kept, the new one beside it (f-updated.ipynb)" \
+        in report and "a.ipynb: theirs kept" not in report
+    assert ("hub: ws-ada's d/e.ipynb is no file of theirs the update writes beside (a link, "
+            "a folder or a pipe, or its folder unusable): left as it is, the new one not "
+            "given") in report
+    with pytest.raises(ValueError):   # (what it names must be among the materials)
+        local._update_said(json.dumps(said | {"not_files": ["../../etc/passwd"]}), set(rels))
+
+
+def test_what_the_hubs_installs_leave_in_tmp_goes_with_them(tmp_path):
+    # probe 12's L1 (low): each install of the kit into the hub's environment left uv's build
+    # lock, 0666, in /tmp. Every uv command of the hub's has a TMPDIR of its own, removed after
+    said = tmp_path / "said"
+    local._run("sh", "-c", f'echo "$TMPDIR" > {said}; touch "$TMPDIR/uv-setuptools-1.lock"')
+    scratch = said.read_text().strip()
+    assert scratch and Path(scratch).name.startswith("workshop-hub-")
+    assert not Path(scratch).exists()
+    with pytest.raises(errors.KitError, match="could not make the attendees' environment: no"):
+        local._run("sh", "-c", "echo no >&2; exit 1")
+
+
+def test_a_removal_that_left_files_says_so_and_the_next_searches_for_the_same_numbers(
+        tmp_path, monkeypatch):
+    # probe 12's R1a: the removal stopped after the users were gone; run again, it found no
+    # user, so no number to search for, said "removed 31 attendee(s)", exit 0, and left every
+    # file the first had not reached. The numbers are kept in the state until nothing is left
+    import psutil
+
+    from workshop.tools import owned
+    from workshop.tools.processes import end_processes
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "removed-uids.json").write_text("[64999]")   # (a first run's, its users gone)
+    (state / "attendees").write_text("ws-gone\n")
+    searched, stays = [], tmp_path / "a file that could not be removed"
+    stays.write_text("x")
+
+    def remove_owned(uids, mounts=None, left=None):
+        searched.append(set(uids))
+        if stays.exists():
+            left.append(stays)
+        return []
+    monkeypatch.setattr(owned, "remove_owned", remove_owned)
+    monkeypatch.setattr(owned, "remove_ipc", lambda uids: [])
+    monkeypatch.setattr(local.subprocess, "run", lambda *a, **k: type("R", (), {
+        "returncode": 6, "stderr": ""})())   # userdel: no such user (gone already)
+    with pytest.raises(errors.KitError, match=r"^removed the attendees' users, but 1 of their "
+                       r"files could not be removed \(the first: .*\): see to it, then run "
+                       r"--remove-attendees again"):
+        local._remove_attendees(state, True, psutil, end_processes)
+    assert json.loads((state / "removed-uids.json").read_text()) == [64999]
+    assert (state / "attendees").exists()
+    stays.unlink()
+    assert local._remove_attendees(state, True, psutil, end_processes) == 0
+    assert searched == [{64999}, {64999}]
+    assert not (state / "removed-uids.json").exists() and not (state / "attendees").exists()

@@ -111,12 +111,13 @@ def _rec(**tasks) -> dict:
 
 def test_the_table_counts_each_tasks_passes_out_of_the_attendees():
     got = {"ada": _rec(J1_q1=True, J1_q2=True), "kim": _rec(J1_q1=False), "lee": {},
-           "max": _rec(J9_q1=True)}   # a task this kit no longer has: shown, not dropped
+           "max": _rec(J9_q1=True)}   # a task the kit has not: counted, not a row
     lines = view.table(got).splitlines()
     assert lines[0].startswith("hub: the room's lab checks, 4 attendees")
-    rows = {" ".join(line.split()[:2]): line for line in lines[1:]}
-    assert list(rows)[:len(view.tasks())] == [f"{lab} q{n}" for lab, n, _ in view.tasks()]
-    assert len(view.tasks()) > 20 and list(rows)[-1] == "J9 q1"
+    assert lines[-1] == "hub: 1 record entry names no task of the kit's, left out: 1 attendee"
+    rows = {" ".join(line.split()[:2]): line for line in lines[1:-1]}
+    assert list(rows) == [f"{lab} q{n}" for lab, n, _ in view.tasks()]
+    assert len(view.tasks()) > 20
     assert rows["J1 q1"].split()[-4:] == ["1/4", "pass", "(2", "checked)"]
     assert "Predict the equation count" in rows["J1 q1"]
     assert rows["J1 q2"].split()[-4:] == ["1/4", "pass", "(1", "checked)"]
@@ -125,6 +126,26 @@ def test_the_table_counts_each_tasks_passes_out_of_the_attendees():
     at = next(i for i, line in enumerate(named) if line.split()[:2] == ["J1", "q1"])
     assert named[at + 1].split() == ["pass:", "ada;", "not", "yet:", "kim"]
     assert SECRET not in view.table(got, names=True)
+
+
+def test_one_attendees_made_up_tasks_do_not_bury_the_room():
+    # probe 12's RV (low): one record of 780 well-formed entries for labs the kit has not
+    # (A10 … Z39), and one whose lab ends in a line break ("J1\n"), made --room --names 1 587
+    # lines, one row split in two. The view is the kit's tasks, each one line
+    made_up = {f"{chr(65 + i % 26)}{10 + i // 26} q1": {"lab": f"{chr(65 + i % 26)}"
+                                                        f"{10 + i // 26}", "task": 1,
+                                                        "ok": True, "time": 5}
+               for i in range(780)}
+    made_up["J1\n q1"] = {"lab": "J1\n", "task": 1, "ok": True, "time": 5}
+    got = {"ada": made_up, "kim": _rec(J1_q1=False)}
+    for names in (False, True):
+        lines = view.table(got, names=names).splitlines()
+        rows = [line for line in lines[1:-1] if not line.startswith("           pass:")]
+        assert [" ".join(r.split()[:2]) for r in rows] == \
+            [f"{lab} q{n}" for lab, n, _ in view.tasks()]
+        assert lines[-1] == ("hub: 781 record entries name no task of the kit's, left out: "
+                             + ("ada" if names else "1 attendee"))
+    assert view.table(got).splitlines()[1].split()[-4:] == ["0/2", "pass", "(1", "checked)"]
 
 
 def test_the_room_is_the_attendees_the_hub_made_not_the_presenter(tmp_path, monkeypatch):

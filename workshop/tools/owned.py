@@ -6,10 +6,13 @@ rest to the administrator. An attendee could also write in every folder anyone m
 /tmp, say). Whatever they left there keeps their numeric owner, and the next user made gets
 that number, and so those files: one workshop's attendee would own what an attendee of the
 last one left. So every local, writable file system is searched for what the removed users'
-numbers own, and that is removed (a folder with all it holds)."""
+numbers own, and that is removed (a folder with all it holds). So are the System V shared
+memory segments, semaphores and message queues they made (`ipcs`): they outlive their maker
+too, and the next user with the number may read them (probe 12)."""
 from __future__ import annotations
 
-import shutil
+import errno
+import os
 import subprocess
 from pathlib import Path
 
@@ -60,7 +63,8 @@ def _unclaimed(uids: set[int]) -> set[int]:
     return free
 
 
-def remove_owned(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
+def remove_owned(uids: set[int], mounts: list[str] | None = None,
+                 left: list[Path] | None = None) -> list[Path]:
     """Removes what `uids` own on this machine's file systems (see the module); returns what
     was removed. Run it once the users' processes have ended (they could write more) and the
     users are removed: a number some user has (again) is left alone, before and after the
@@ -69,7 +73,8 @@ def remove_owned(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
     Each path is reached folder by folder from the root without following a link, and judged
     and removed in the folder so opened: a folder on the way that another user swapped for a
     link after the search (theirs, to a folder of root's) is not followed, so what is removed is
-    what was judged (probe 10: by name, root's file of the same name behind the link went)."""
+    what was judged (probe 10: by name, root's file of the same name behind the link went).
+    A path that could not be removed does not stop the others; it is added to `left`."""
     removed = []
     found = owned_by(_unclaimed(uids), mounts)
     free = _unclaimed(uids)
@@ -78,14 +83,42 @@ def remove_owned(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
             if _remove_at(path, free):
                 removed.append(path)
         except OSError:   # (a folder on the way swapped or gone, a link: left where it is)
+            if left is not None and os.path.lexists(path):
+                left.append(path)
+    return removed
+
+
+# the kinds of System V IPC object, as /proc/sysvipc names them, and ipcrm's flag for each
+IPC = {"shm": "-m", "sem": "-s", "msg": "-q"}
+
+
+def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:
+    """The System V IPC objects (shared memory, semaphores, message queues) whose owner or
+    maker is one of `uids` and no user's now, removed (`ipcrm`); what was removed, as
+    "shm 5" and the like. Such an object outlives every process of its maker: a segment
+    one attendee wrote, the next user given their number read (probe 12)."""
+    free, removed = _unclaimed(uids), []
+    for kind, flag in IPC.items():
+        try:
+            lines = Path(table, kind).read_text().splitlines()
+        except OSError:   # (a kernel without System V IPC)
             continue
+        if not lines:
+            continue
+        head = lines[0].split()
+        for line in lines[1:]:
+            row = dict(zip(head, line.split()))
+            if {int(row.get("uid", -1)), int(row.get("cuid", -1))} & free:
+                ident = row.get("shmid") or row.get("semid") or row.get("msqid")
+                r = subprocess.run(["ipcrm", flag, ident], capture_output=True, timeout=30)
+                if r.returncode == 0:
+                    removed.append(f"{kind} {ident}")
     return removed
 
 
 def _remove_at(path: Path, free: set[int]) -> bool:
     """`path` removed if one of `free` owns it, in its folder opened from / with no link
     followed (ELOOP or ENOTDIR where one is on the way); whether it was."""
-    import os
     import stat
     parts = path.parts
     if len(parts) < 2 or parts[0] != "/":
@@ -101,10 +134,56 @@ def _remove_at(path: Path, free: set[int]) -> bool:
         st = os.lstat(name, dir_fd=fd)
         if st.st_uid not in free:
             return False
-        if stat.S_ISDIR(st.st_mode):   # (rmtree by the folder's fd: no link inside followed)
-            shutil.rmtree(name, dir_fd=fd)
+        if stat.S_ISDIR(st.st_mode):
+            _rmtree_at(fd, name)
         else:
             os.unlink(name, dir_fd=fd)
         return True
     finally:
         os.close(fd)
+
+
+def _rmtree_at(parent: int, name: str) -> None:
+    """`rm -r` of the folder `name` in the folder open as `parent`, following no link, in
+    bounded depth and open files: each folder inside is moved up into the top one before it is
+    emptied, so the top one never holds more than a level. shutil.rmtree recursed once a level
+    (Python 3.12): a folder 1 000 deep that an attendee made stopped the removal with a
+    RecursionError, and all that was found after it stayed (probe 12's R1a)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    top = os.open(name, flags, dir_fd=parent)
+    moved = 0
+    try:
+        while True:
+            with os.scandir(top) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+            if not entries:
+                break
+            for entry, is_dir in entries:
+                if not is_dir:
+                    os.unlink(entry, dir_fd=top)
+                    continue
+                inner = os.open(entry, flags, dir_fd=top)
+                try:
+                    with os.scandir(inner) as it:
+                        below = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+                    for sub, sub_is_dir in below:
+                        if not sub_is_dir:
+                            os.unlink(sub, dir_fd=inner)
+                            continue
+                        while True:   # up a level, under a name not taken in the top folder
+                            moved += 1
+                            try:
+                                os.rename(sub, f".removed-{moved}", src_dir_fd=inner,
+                                          dst_dir_fd=top)
+                                break
+                            except (FileExistsError, IsADirectoryError, NotADirectoryError):
+                                continue
+                            except OSError as e:
+                                if e.errno != errno.ENOTEMPTY:
+                                    raise
+                finally:
+                    os.close(inner)
+                os.rmdir(entry, dir_fd=top)
+    finally:
+        os.close(top)
+    os.rmdir(name, dir_fd=parent)

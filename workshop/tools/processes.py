@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 
@@ -57,6 +58,19 @@ def quiet_after_ctrl_c() -> None:
         logging.getLogger("asyncio").disabled = True
         signal.default_int_handler(signum, frame)
     signal.signal(signal.SIGINT, interrupted)
+
+
+def quiet_exit_on_ctrl_c(code: int) -> None:
+    """From now on (the command done), Ctrl-C ends this process at once, with `code`, its
+    output flushed and nothing more printed."""
+    def done(signum, frame):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code if isinstance(code, int) else 1)
+    signal.signal(signal.SIGINT, done)
 
 
 def _watch(build_pid: int) -> None:

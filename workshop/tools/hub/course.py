@@ -28,7 +28,11 @@ class Files(web.StaticFileHandler):
 
     def validate_absolute_path(self, root, absolute_path):
         # tornado compares the path as written; the hub reads as root, so a link (the copy has
-        # none: local.prepare_site) must not lead out of the site either
+        # none: local.prepare_site) must not lead out of the site either. A NUL (%00) is no
+        # file's name: a 404, not realpath's ValueError, a 500 and a traceback in root's log
+        # per request, from anyone (probe 12's S2)
+        if "\0" in absolute_path:
+            raise web.HTTPError(404)
         real, top = os.path.realpath(absolute_path), os.path.realpath(root)
         if real != top and not real.startswith(top + os.sep):
             raise web.HTTPError(403)

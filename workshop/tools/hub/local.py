@@ -192,11 +192,16 @@ def _readable(root: Path) -> None:
 
 
 def _run(*cmd) -> None:
-    try:
-        subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True)
-    except subprocess.CalledProcessError as e:
-        tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise errors.KitError(f"could not make the attendees' environment: {tail[0]}") from None
+    """`cmd` (uv), its temporary files in a folder of its own, removed after it: uv left a
+    lock of its build backend's, 0666, in /tmp at each install of the kit (probe 12's L1)."""
+    with tempfile.TemporaryDirectory(prefix="workshop-hub-") as scratch:
+        try:
+            subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True,
+                           env=dict(os.environ, TMPDIR=scratch))
+        except subprocess.CalledProcessError as e:
+            tail = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["no output"]
+            raise errors.KitError(f"could not make the attendees' environment: "
+                                  f"{tail[0]}") from None
 
 
 def prepare(home: Path = HUB_HOME) -> Path:
@@ -537,12 +542,22 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
 
 def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     names, failed = attendees_made(state), []
-    uids = set()
+    # their numbers, kept in the state before any user goes: a removal that stopped after the
+    # users went searches for them again when run again (probe 12: the second run found no
+    # user, so no number, said "removed" and left every file the first had not reached)
+    record = state / "removed-uids.json"
+    try:
+        uids = {int(u) for u in json.loads(record.read_text())}
+    except (OSError, ValueError, TypeError):
+        uids = set()
     for name in names:
         try:
             uids.add(pwd.getpwnam(name).pw_uid)
         except KeyError:   # (removed by hand: whatever it left has no owner's name now)
             pass
+    if uids and state.is_dir():
+        record.write_text(json.dumps(sorted(uids)))
+        os.chmod(record, 0o600)
     for name in names:   # userdel refuses a user who still runs
         end_processes([p for p in psutil.process_iter(["username"])
                        if p.info["username"] == name], grace=5)
@@ -555,11 +570,18 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
     # homes, and the next user made gets a freed uid and with it what was left (owned.py)
     from .. import owned
-    owned.remove_owned(uids)
+    left: list[Path] = []
+    owned.remove_owned(uids, left=left)
+    owned.remove_ipc(uids)   # (shared memory and the like: no file, the same threat)
+    if left:   # the state kept: run again, and the same numbers are searched for again
+        raise errors.KitError(
+            f"removed the attendees' users, but {len(left)} of their files could not be "
+            f"removed (the first: {paths.short(left[0])!r}): see to it, then run "
+            "--remove-attendees again (it searches for their numbers again)")
     # the names are free again, and nothing of this workshop opens the next one: not its
     # code, nor a browser's claim (signed with the cookie secret)
     for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code",
-                 "materials-given.json"):
+                 "materials-given.json", "removed-uids.json"):
         (state / made).unlink(missing_ok=True)
     if not quiet:
         print(f"hub: removed {len(names)} attendee(s) and their files"
@@ -652,8 +674,9 @@ def _update_said(out: str, known: set[str]) -> dict:
     said = json.loads(out)
     if not (isinstance(said, dict) and all(isinstance(said.get(k), int) for k in
                                            ("added", "replaced", "kept"))
-            and isinstance(said.get("edited"), list)
-            and all(isinstance(e, str) and e in known for e in said["edited"])):
+            and all(isinstance(said.get(k), list)
+                    and all(isinstance(e, str) and e in known for e in said[k])
+                    for k in ("edited", "not_files"))):
         raise ValueError("not the update's report")
     return said
 
@@ -674,6 +697,9 @@ def push_report(got: dict[str, dict]) -> str:
     lines += [f"hub: {name} edited {rel}: theirs kept, the new one beside it "
               f"({Path(rel).stem}{update.BESIDE}{Path(rel).suffix})"
               for name, g in got.items() for rel in g["edited"]]
+    lines += [f"hub: {name}'s {rel} is no file of theirs the update writes beside (a link, a "
+              "folder or a pipe, or its folder unusable): left as it is, the new one not given"
+              for name, g in got.items() for rel in g["not_files"]]
     return "\n".join(lines)
 
 

@@ -43,6 +43,16 @@ def _take(flag: str) -> str:
 # default is an hour): one attendee's 22 000 idle connections took every file the proxy may
 # open, and the room's requests timed out for as long as they were held (probe 10's X4)
 IDLE = 30
+# seconds a request's body may take, whole (tornado's default: no end): a connection that sent
+# its headers, Content-Length among them, then nothing, outlived the idle timeout, and 20 000
+# of them from one client took the proxy's files (probe 12's X4). An upload through the proxy
+# is one request of 15 MB at most (JupyterLab sends bigger files in chunks of 1 MB)
+BODY = 120
+# connections one address may hold at once to the room's port (a websocket, once upgraded, is
+# not counted): a room behind one NAT address is 30 browsers of some 6 connections each; more
+# are closed as they come, so one client cannot take the files the room's connections need,
+# however fast it opens them
+PER_ADDRESS = 1000
 
 
 def main() -> int:
@@ -56,6 +66,8 @@ def main() -> int:
     from configurable_http_proxy import cli
     cert, key = _take("--ssl-cert"), _take("--ssl-key")
     idle = float(_take("--idle-timeout") or IDLE)
+    body = float(_take("--body-timeout") or BODY)
+    per_address = int(_take("--per-address") or PER_ADDRESS)
     context = None
     if cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -64,12 +76,46 @@ def main() -> int:
     plain, made = cli.HTTPServer, []
 
     def server(app, **kw):
-        # the proxy's main makes its public server first, then its API's
+        # the proxy's main makes its public server first, then its API's (the hub's alone)
         made.append(app)
         tls = {"ssl_options": context} if context and len(made) == 1 else {}
-        return plain(app, **kw, **tls, idle_connection_timeout=idle)
+        kind = _capped(plain, per_address) if len(made) == 1 else plain
+        return kind(app, **kw, **tls, idle_connection_timeout=idle, body_timeout=body)
     cli.HTTPServer = server
     return cli.main()
+
+
+def _capped(plain, most: int):
+    """tornado's HTTPServer, closing a connection as it comes from an address that holds
+    `most` already (PER_ADDRESS)."""
+    from tornado.http1connection import HTTP1ServerConnection
+    from tornado.httpserver import _HTTPRequestContext
+
+    class Capped(plain):
+        held: dict = {}    # address: connections it holds
+        of: dict = {}      # connection: its address
+
+        def handle_stream(self, stream, address):
+            host = address[0] if isinstance(address, tuple) and address else ""
+            if self.held.get(host, 0) >= most:
+                stream.close()
+                return
+            context = _HTTPRequestContext(stream, address, self.protocol,
+                                          self.trusted_downstream)
+            conn = HTTP1ServerConnection(stream, self.conn_params, context)
+            self.held[host] = self.held.get(host, 0) + 1
+            self.of[conn] = host
+            self._connections.add(conn)
+            conn.start_serving(self)
+
+        def on_close(self, server_conn):
+            super().on_close(server_conn)
+            host = self.of.pop(server_conn, None)
+            if host is not None:
+                self.held[host] -= 1
+                if not self.held[host]:
+                    del self.held[host]
+    return Capped
 
 
 def _more_files() -> None:

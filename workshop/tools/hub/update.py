@@ -1,7 +1,9 @@
 """Changed materials pushed to attendees who already started, without losing their edits
 (nbgitpuller's idea): in each attendee's ~/workshop, a file they never changed (it is one of the
 versions the hub gave out) is replaced by the new one; a file they edited stays as it is, and
-the new version goes beside it as NAME-updated.ipynb; a file they lack is added. Run as the
+the new version goes beside it as NAME-updated.ipynb; a file they lack is added; where theirs
+is no plain file (a link, a folder, a pipe) or its folder cannot be used, theirs is left as it
+is and the new one is not given (the report names it). Run as the
 attendee (`python -m workshop.tools.hub.update MATERIALS`, the versions given on stdin), never
 as root in a folder the attendee controls, as the hub's first copy is.
 """
@@ -29,18 +31,20 @@ def files(materials: Path) -> list[str]:
 
 def merge(materials: Path, workshop: Path, given: dict[str, list[str]]) -> dict[str, list]:
     """Each of the materials into `workshop`; what happened to each file, by outcome."""
-    done: dict[str, list] = {"added": [], "replaced": [], "kept": [], "current": []}
+    done: dict[str, list] = {"added": [], "replaced": [], "kept": [], "current": [], "left": []}
     for rel in files(materials):
         try:
             done[_merge_one(materials / rel, workshop / rel, given.get(rel, []))].append(rel)
         except OSError:   # a folder of theirs made unusable (a link, no permission): theirs
-            done["kept"].append(rel)
+            done["left"].append(rel)
     return done
 
 
 def _merge_one(new: Path, mine: Path, given: list[str]) -> str:
     if mine.is_symlink() or (mine.exists() and not mine.is_file()):
-        return "kept"   # the attendee's own doing: not followed, not replaced
+        # the attendee's own doing (a link, a folder, a pipe): not followed, not replaced, and
+        # no new version beside it ("kept" said there was one: probe 12's U2c)
+        return "left"
     if not mine.exists():
         _place(new, mine)
         return "added"
@@ -70,7 +74,8 @@ def main() -> int:
     materials = Path(sys.argv[1])
     given = json.load(sys.stdin)
     done = merge(materials, Path.home() / "workshop", given)
-    print(json.dumps({k: len(v) for k, v in done.items()} | {"edited": done["kept"]}))
+    print(json.dumps({k: len(v) for k, v in done.items()}
+                     | {"edited": done["kept"], "not_files": done["left"]}))
     return 0
 
 
