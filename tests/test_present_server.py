@@ -677,6 +677,64 @@ def test_no_jupyter_config_puts_the_server_or_its_kernel_off_loopback(tmp_path):
         assert stop_present(proc) == 0
 
 
+def test_another_local_user_on_the_kernels_ports_hears_nothing(tmp_path):
+    # probe 10's K1, present's half: another local user found the kernel's output port (its
+    # owner in /proc/net/tcp), subscribed to it and read each cell and its output as it ran.
+    # Its sockets now speak CurveZMQ, with keys in the connection file only the presenter can
+    # read, whatever a config says; the presenter's own client, with the keys, hears the cell
+    import zmq
+    from jupyter_client import BlockingKernelClient
+
+    from workshop.tools.present.server import KERNEL_MANAGERS, LOGS
+    cfg = tmp_path / "jupyter-config"
+    cfg.mkdir()
+    (cfg / "jupyter_server_config.json").write_text(json.dumps(
+        {c: {"transport_encryption": "disabled"} for c in KERNEL_MANAGERS[1:]}))
+    port = free_port()
+    proc, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    stranger = zmq.Context()
+    try:
+        kernel = call(url.split("/rise/")[0], url.split("token=")[1], "/api/kernels")[0]
+        connection = LOGS / f"{port}.runtime" / f"kernel-{kernel['id']}.json"
+        info = json.loads(connection.read_text())
+        assert info["transport"] == "tcp" and info["curve_publickey"], sorted(info)
+        ears = []
+        for name in ("iopub_port", "shell_port"):   # (what a stranger finds is a port)
+            sub = stranger.socket(zmq.SUB if name == "iopub_port" else zmq.DEALER)
+            if name == "iopub_port":
+                sub.setsockopt(zmq.SUBSCRIBE, b"")
+            sub.connect(f"tcp://127.0.0.1:{info[name]}")
+            ears.append(sub)
+        # (and what the stranger sends the kernel, unsigned, reaches it not)
+        ears[1].send_multipart([b"<IDS|MSG>", b"", b"{}", b"{}", b"{}", b"{}"])
+        owner = BlockingKernelClient()
+        owner.load_connection_file(str(connection))
+        owner.start_channels()
+        try:
+            owner.wait_for_ready(timeout=60)
+            said, heard, asked = "the secret of slide 3", "", 0.0
+            end = time.monotonic() + 60
+            while said not in heard and time.monotonic() < end:
+                if time.monotonic() - asked > 5:   # (again, if its output went before the
+                    owner.execute(f"print({said!r})")   # subscription took: ZeroMQ's
+                    asked = time.monotonic()             # slow joiner)
+                try:
+                    msg = owner.get_iopub_msg(timeout=1)
+                except Exception:
+                    continue
+                heard += msg["content"].get("text", "")
+            assert said in heard, "the presenter's own client heard nothing"
+        finally:
+            owner.stop_channels()
+        poller = zmq.Poller()
+        for ear in ears:
+            poller.register(ear, zmq.POLLIN)
+        assert dict(poller.poll(2000)) == {}, "another user heard the kernel"
+    finally:
+        stranger.destroy(linger=0)
+        assert stop_present(proc) == 0
+
+
 @pytest.mark.robust
 def test_no_writable_tmp_and_present_and_a_build_still_work(tmp_path):
     # /tmp read-only (a locked-down machine): Python's tempfile takes the next writable place

@@ -178,6 +178,11 @@ class Server:
                # and its kernels' five ports: a config's `KernelManager.ip = "0.0.0.0"` (or
                # its parent's, or its subclass's) put them on every interface
                *(f"--{c}.ip={HOST}" for c in KERNEL_MANAGERS),
+               # and what the kernel says goes over them encrypted (CurveZMQ, its keys in the
+               # connection file, the presenter's alone): another local user who found the
+               # kernel's output port subscribed to it and read each cell and its output as
+               # it ran (probe 10's K1, the hub's kernels use socket files in their homes)
+               *(f"--{c}.transport_encryption=required" for c in KERNEL_MANAGERS[1:]),
                "--ServerApp.port_retries=0", f"--ServerApp.root_dir={paths.ROOT}",
                f"--LabApp.user_settings_dir={self.settings}",
                f"--LabApp.workspaces_dir={private_dir(self.runtime / 'workspaces')}",
