@@ -330,3 +330,24 @@ def test_a_ctrl_c_as_a_command_ends_is_no_traceback():
                        cwd=paths.ROOT, timeout=120)
     assert p.returncode == 0 and p.stderr == "", (p.returncode, p.stderr)
     assert "# Workshop schedule" in p.stdout, p.stdout[-500:]
+
+
+EARLY_CTRL_C = """import os, runpy, signal, sys
+
+class AtTheCommandsImport:   # Ctrl-C as Python imports the command, its first ~50 ms
+    def find_spec(self, name, path=None, target=None):
+        if name == "workshop.tools.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, AtTheCommandsImport())
+sys.argv = ["workshop", "schedule"]
+runpy.run_module("workshop", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_ctrl_c_as_a_command_starts_is_one_line():
+    # probe 13's C1 (low): a Ctrl-C in a command's first ~50 ms, before its handler, printed
+    # Python's KeyboardInterrupt traceback from inside an import
+    p = subprocess.run([sys.executable, "-c", EARLY_CTRL_C], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120)
+    assert (p.returncode, p.stderr) == (130, "workshop: interrupted\n"), (p.returncode, p.stderr)

@@ -385,8 +385,51 @@ def test_a_body_that_never_comes_is_closed_and_one_address_holds_its_share_at_mo
             except OSError:
                 time.sleep(0.1)
         assert px.get("/hub/login") == (200, "the owner's page")
+        # a NUL in the path is the proxy's 400, before the hub (probe 13: its static files'
+        # handler answered a 500 and wrote a traceback into root's log, per request)
+        assert px.get("/hub/static/%00") == (400, "A request's path cannot hold a NUL.\n")
+        assert px.get("/hub/course/a%00b.html")[0] == 400
     finally:
         px.stop()
+
+
+def test_an_address_holds_its_share_websockets_counted_and_less_once_the_proxy_is_busy():
+    # probe 13 (medium, twice): one attendee's 10 000 websockets (upgraded, they leave tornado's
+    # count of connections, so the cap did not see them) and 21 addresses' 1 000 connections
+    # each took the proxy's files. An address's connections are counted by their streams, open
+    # until closed however they are served; once the proxy holds `busy`, an address holding
+    # its `share` already gets no more, while one of the room's, holding less, does
+    class Stream:
+        def __init__(self):
+            self.open = True
+
+        def closed(self):
+            return not self.open
+
+        def close(self):
+            self.open = False
+
+    served = []
+
+    class Plain:
+        def handle_stream(self, stream, address):
+            served.append(stream)
+    capped = proxy._capped(Plain, most=4, busy=6, share=2)()
+
+    def connect(host):
+        s = Stream()
+        capped.handle_stream(s, (host, 5000))
+        return s
+    first = [connect("10.0.0.1") for _ in range(5)]
+    assert [s.open for s in first] == [True] * 4 + [False]   # 4 at most
+    first[0].open = False                                      # (a websocket ends: no word
+    assert connect("10.0.0.1").open                            # of it but its stream's)
+    two = [connect("10.0.0.2") for _ in range(2)]
+    capped.counted = (0.0, 0)                                  # (counted again now: 6)
+    assert all(s.open for s in two) and not connect("10.0.0.2").open   # busy: share is 2
+    assert connect("10.0.0.3").open and connect("10.0.0.3").open       # the room's: less
+    assert not connect("10.0.0.3").open
+    assert len(served) == 4 + 1 + 2 + 2
 
 
 def test_out_of_files_is_said_once_a_minute_not_per_try():

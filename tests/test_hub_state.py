@@ -243,6 +243,46 @@ def test_a_folder_thousands_deep_is_removed_and_what_comes_after_it_too(tmp_path
     assert (roots / "keep").read_text() == "root's"
 
 
+def test_a_folder_written_to_all_through_the_removal_is_left_and_said_after_its_time(
+        tmp_path, monkeypatch):
+    # probe 13 (medium): another local user kept adding to a folder the attendee had left open
+    # to all (0777), and --remove-attendees never ended, with no word. Each folder is made its
+    # owner's alone as it is reached (test_leftovers proves that, as another user); one who
+    # writes there still, from inside, is outlasted. Here a writer adds a file each time the
+    # removal lists a folder, so it is never empty: past the limit the folder is said left, and
+    # what was found after it is removed
+    import itertools
+    import os
+    import threading
+
+    from workshop.tools import owned
+    busy, after = tmp_path / "busy", tmp_path / "after"
+    (busy / "inner").mkdir(parents=True)
+    after.write_text("theirs")
+    listing, more = os.scandir, itertools.count()
+
+    def listed_then_one_more(where):
+        found = listing(where)
+        try:
+            (busy / f"f{next(more)}").touch()
+        except OSError:   # (gone: nothing more to add to)
+            pass
+        return found
+    monkeypatch.setattr(owned, "REMOVE_LIMIT", 2, raising=False)
+    monkeypatch.setattr(owned, "_unclaimed", lambda uids: {os.geteuid()})
+    monkeypatch.setattr(owned, "owned_by", lambda uids, mounts=None: [busy, after])
+    monkeypatch.setattr(owned.os, "scandir", listed_then_one_more)
+    left, done = [], []
+    remover = threading.Thread(target=lambda: done.append(
+        owned.remove_owned({os.geteuid()}, left=left)), daemon=True)
+    remover.start()
+    remover.join(30)
+    alive = remover.is_alive()
+    monkeypatch.undo()
+    assert not alive, "the removal did not end while the folder was written to"
+    assert done == [[after]] and left == [busy] and not after.exists()
+
+
 def test_a_folder_swapped_for_a_link_after_the_search_is_not_followed(tmp_path, monkeypatch):
     # probe 10's R1 (high): --remove-attendees judged each found file by name and removed it by
     # name; another user swapped a folder of theirs on the way for a link to a folder of

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -349,25 +350,61 @@ def test_an_attendees_files_anywhere_they_could_write_go_with_them(attendee):
         others.unlink()
 
 
-SHM = """import ctypes, sys
+SHM = """import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
 ident = libc.shmget(0, 4096, 0o1600)   # IPC_PRIVATE, IPC_CREAT | 0600
 assert ident >= 0, ctypes.get_errno()
 at = libc.shmat(ident, None, 0)
 ctypes.memmove(at, b"secret of the attendee", 22)
+if len(sys.argv) > 1:   # and a POSIX message queue, and a key in the user's keyring
+    q = libc.mq_open(sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
+    assert q >= 0 and libc.mq_send(q, b"mq secret", 9, 0) == 0, ctypes.get_errno()
+    assert libc.syscall(248, b"user", b"workshop-test", b"key secret", 10, -4) > 0
 print(ident)
 """
 
 
+def _key_found(uid: int) -> bool:
+    """Whether the user keyring of `uid` holds the test's key (a child that takes `uid`)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os._exit(0 if libc.syscall(250, 10, -4, b"user", b"workshop-test", 0) > 0 else 1)
+        except BaseException:
+            os._exit(2)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+def _mqueues() -> set[str]:
+    where = tempfile.mkdtemp()
+    try:
+        subprocess.run(["mount", "-t", "mqueue", "none", where], check=True, timeout=30)
+        try:
+            return set(os.listdir(where))
+        finally:
+            subprocess.run(["umount", where], check=True, timeout=30)
+    finally:
+        os.rmdir(where)
+
+
 @pytest.mark.hub
-def test_an_attendees_shared_memory_goes_with_them(attendee):
+def test_what_the_kernel_keeps_of_an_attendee_goes_with_them(attendee):
     # probe 12's T7b (medium): a System V shared memory segment an attendee made outlived
     # them (no file: the search for their files missed it), and the next user given their
-    # number read "secret of …" from it. Gone after the removal; another user's stays
+    # number read "secret of …" from it; probe 13: so did a POSIX message queue and a key in
+    # the user's keyring. Gone after the removal; another user's segment stays
+    if os.uname().machine != "x86_64":
+        pytest.skip("the keyring's system calls are numbered here for x86_64")
     name, uid, home = attendee
     python = shutil.which("python3", path="/usr/bin:/bin")   # (the kit's may be under /root)
-    ident = _as(name, python, "-c", SHM).strip()
+    queue = f"/{name}-q"
+    ident = _as(name, python, "-c", SHM, queue).strip()
     assert ident.isdigit(), f"the attendee made no segment: {ident!r}"
     mine = subprocess.run([sys.executable, "-c", SHM], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -376,13 +413,56 @@ def test_an_attendees_shared_memory_goes_with_them(attendee):
         lines = Path("/proc/sysvipc/shm").read_text().splitlines()
         return {line.split()[1] for line in lines[1:]}
     try:
-        assert {ident, mine} <= segments()
+        assert {ident, mine} <= segments() and queue[1:] in _mqueues() and _key_found(uid)
         subprocess.run(["userdel", "--remove", name], check=True, capture_output=True)
-        assert owned.remove_ipc({uid}) == [f"shm {ident}"]
+        removed = owned.remove_ipc({uid})
+        assert {f"shm {ident}", f"mqueue {queue}", f"keyrings of {uid}"} <= set(removed)
         assert ident not in segments() and mine in segments()
+        assert queue[1:] not in _mqueues() and not _key_found(uid)
     finally:
         subprocess.run(["ipcrm", "-m", mine], capture_output=True)
         subprocess.run(["ipcrm", "-m", ident], capture_output=True)
+
+
+@pytest.mark.hub
+def test_a_folder_another_user_keeps_filling_is_closed_to_them_and_removed(attendee):
+    # probe 13 (medium): the attendee left a folder open to all (0777) in /tmp, another local
+    # user kept filling it (nested folders and files, 200 000 rounds), and --remove-attendees
+    # never ended. Each folder is now made its owner's alone as the removal reaches it
+    import threading
+    name, uid, home = attendee
+    share = Path(f"/tmp/{name}-share")
+    _as(name, "mkdir", "-m", "777", str(share))
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    filler = subprocess.Popen([python, "-c", f"""import os
+k = 0
+while True:
+    k += 1
+    try:
+        os.makedirs(f"{share}/n{{k}}/a/b")
+        open(f"{share}/n{{k}}/a/b/f", "w").close()
+        open(f"{share}/f{{k}}", "w").close()
+    except OSError:
+        pass
+"""], cwd="/", user="nobody", group="nogroup", extra_groups=[])   # (killed itself, after)
+    try:
+        end = time.monotonic() + 30
+        while not any(share.iterdir()) and time.monotonic() < end:
+            time.sleep(0.05)
+        subprocess.run(["userdel", "--remove", name], check=True, capture_output=True)
+        left, done = [], []
+        remover = threading.Thread(target=lambda: done.append(
+            owned.remove_owned({uid}, mounts=["/tmp"], left=left)), daemon=True)
+        remover.start()
+        remover.join(60)
+        assert not remover.is_alive(), "the removal did not end while nobody filled the folder"
+        # (nobody's loop may make the folder again, as theirs: nothing of the attendee's)
+        assert share in done[0] and left == []
+        assert not share.exists() or share.stat().st_uid != uid
+    finally:
+        filler.kill()
+        filler.wait()
+        shutil.rmtree(share, ignore_errors=True)
 
 
 @pytest.mark.hub

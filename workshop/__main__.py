@@ -1,8 +1,17 @@
+import os
+import signal
 import sys
 
-from .tools.cli import main
-from .tools.processes import quiet_exit_on_ctrl_c
+# A Ctrl-C while Python still imports the command (its first ~50 ms) is one line, not
+# Python's traceback from inside an import (probe 13); the command's own handling (a line
+# naming the command, its clean-up) starts with the command
+signal.signal(signal.SIGINT, lambda signum, frame: (
+    os.write(2, b"workshop: interrupted\n"), os._exit(130)))
 
+from .tools.cli import main  # noqa: E402
+from .tools.processes import quiet_exit_on_ctrl_c  # noqa: E402
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
 code = main()
 # The command is done: a Ctrl-C from now on, while Python shuts down (joining its threads),
 # ends it quietly with the command's own status. Python's handler raised KeyboardInterrupt

@@ -93,11 +93,17 @@ IPC = {"shm": "-m", "sem": "-s", "msg": "-q"}
 
 
 def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:
-    """The System V IPC objects (shared memory, semaphores, message queues) whose owner or
-    maker is one of `uids` and no user's now, removed (`ipcrm`); what was removed, as
-    "shm 5" and the like. Such an object outlives every process of its maker: a segment
-    one attendee wrote, the next user given their number read (probe 12)."""
-    free, removed = _unclaimed(uids), []
+    """What of `uids` (no user's now) the kernel keeps outside files, removed; what was, as
+    "shm 5", "mqueue /name", "keyrings of 1002". Each outlives every process of its maker,
+    and the next user given the number had it: a System V segment (probe 12), a POSIX
+    message queue, a key in the user's keyring (probe 13)."""
+    free = _unclaimed(uids)
+    return _remove_sysv(free, table) + _remove_mqueues(free) + _clear_keyrings(free)
+
+
+def _remove_sysv(free: set[int], table: str) -> list[str]:
+    """System V shared memory, semaphores and message queues (ipcrm)."""
+    removed = []
     for kind, flag in IPC.items():
         try:
             lines = Path(table, kind).read_text().splitlines()
@@ -113,6 +119,60 @@ def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:
                 r = subprocess.run(["ipcrm", flag, ident], capture_output=True, timeout=30)
                 if r.returncode == 0:
                     removed.append(f"{kind} {ident}")
+    return removed
+
+
+def _remove_mqueues(free: set[int]) -> list[str]:
+    """POSIX message queues, seen through the mqueue file system (mounted here for a moment
+    where it is not mounted: only root can, and does, remove)."""
+    import tempfile
+    if not free or os.geteuid() != 0:
+        return []
+    removed, where = [], tempfile.mkdtemp(prefix="workshop-mqueue-")
+    try:
+        if subprocess.run(["mount", "-t", "mqueue", "none", where], capture_output=True,
+                          timeout=30).returncode != 0:
+            return []
+        try:
+            for entry in os.scandir(where):
+                if entry.stat(follow_symlinks=False).st_uid in free:
+                    os.unlink(entry.path)
+                    removed.append(f"mqueue /{entry.name}")
+        finally:
+            subprocess.run(["umount", where], capture_output=True, timeout=30)
+    finally:
+        os.rmdir(where)
+    return removed
+
+
+# keyctl's system call, by machine (glibc has no wrapper), and its words
+KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 283, "s390x": 280, "riscv64": 219}
+KEYCTL_INVALIDATE, USER_KEYRING, USER_SESSION_KEYRING = 21, -4, -5
+
+
+def _clear_keyrings(free: set[int]) -> list[str]:
+    """Each number's user and user-session keyrings invalidated, by a child that takes the
+    number (a keyring is the kernel's, per number, not a file): the next user given it
+    found the last one's keys there (probe 13)."""
+    import ctypes
+    number = KEYCTL.get(os.uname().machine)
+    if number is None or os.geteuid() != 0:
+        return []
+    removed, libc = [], ctypes.CDLL(None, use_errno=True)   # (loaded before the fork: the
+    for uid in sorted(free):                                  # child only makes calls)
+        pid = os.fork()
+        if pid == 0:   # (the child: the number's own, then its keyrings gone)
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                for ring in (USER_KEYRING, USER_SESSION_KEYRING):
+                    libc.syscall(number, KEYCTL_INVALIDATE, ring)
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        if os.waitpid(pid, 0)[1] == 0:
+            removed.append(f"keyrings of {uid}")
     return removed
 
 
@@ -143,17 +203,32 @@ def _remove_at(path: Path, free: set[int]) -> bool:
         os.close(fd)
 
 
-def _rmtree_at(parent: int, name: str) -> None:
+# seconds one found folder may take to remove: past it, what is left of it is said left
+REMOVE_LIMIT = 120
+
+
+def _rmtree_at(parent: int, name: str, limit: float | None = None) -> None:
     """`rm -r` of the folder `name` in the folder open as `parent`, following no link, in
     bounded depth and open files: each folder inside is moved up into the top one before it is
     emptied, so the top one never holds more than a level. shutil.rmtree recursed once a level
     (Python 3.12): a folder 1 000 deep that an attendee made stopped the removal with a
-    RecursionError, and all that was found after it stayed (probe 12's R1a)."""
+    RecursionError, and all that was found after it stayed (probe 12's R1a).
+
+    Each folder is made its owner's alone (0700) as it is opened, before it is listed: the
+    attendee's processes are ended, so no one else can add to it. Another local user kept
+    filling a folder the attendee had left open to all (0777), and the removal never ended
+    (probe 13). One who already stands inside a folder can still write there until it is
+    reached: past `limit` seconds the folder is left, and said (an OSError)."""
+    import time
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     top = os.open(name, flags, dir_fd=parent)
-    moved = 0
+    limit = REMOVE_LIMIT if limit is None else limit
+    moved, end = 0, time.monotonic() + limit
     try:
+        os.fchmod(top, 0o700)
         while True:
+            if time.monotonic() > end:
+                raise OSError(errno.EBUSY, f"still being written to after {limit:.0f} s")
             with os.scandir(top) as it:
                 entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
             if not entries:
@@ -164,6 +239,7 @@ def _rmtree_at(parent: int, name: str) -> None:
                     continue
                 inner = os.open(entry, flags, dir_fd=top)
                 try:
+                    os.fchmod(inner, 0o700)
                     with os.scandir(inner) as it:
                         below = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
                     for sub, sub_is_dir in below:

@@ -53,6 +53,8 @@ BODY = 120
 # are closed as they come, so one client cannot take the files the room's connections need,
 # however fast it opens them
 PER_ADDRESS = 1000
+# what an address may still open once the proxy holds half the files it may open (BUSY)
+SHARE = 64
 
 
 def main() -> int:
@@ -68,6 +70,8 @@ def main() -> int:
     idle = float(_take("--idle-timeout") or IDLE)
     body = float(_take("--body-timeout") or BODY)
     per_address = int(_take("--per-address") or PER_ADDRESS)
+    import resource
+    busy = int(_take("--busy") or resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2)
     context = None
     if cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -79,42 +83,47 @@ def main() -> int:
         # the proxy's main makes its public server first, then its API's (the hub's alone)
         made.append(app)
         tls = {"ssl_options": context} if context and len(made) == 1 else {}
-        kind = _capped(plain, per_address) if len(made) == 1 else plain
+        kind = _capped(plain, per_address, busy) if len(made) == 1 else plain
         return kind(app, **kw, **tls, idle_connection_timeout=idle, body_timeout=body)
     cli.HTTPServer = server
     return cli.main()
 
 
-def _capped(plain, most: int):
+def _capped(plain, most: int, busy: int, share: int = SHARE):
     """tornado's HTTPServer, closing a connection as it comes from an address that holds
-    `most` already (PER_ADDRESS)."""
-    from tornado.http1connection import HTTP1ServerConnection
-    from tornado.httpserver import _HTTPRequestContext
-
+    `most` already (PER_ADDRESS), its websockets counted; and, once the proxy holds `busy`
+    connections in all (its files half taken), from an address that holds `share` or more:
+    many addresses of one client filled the proxy's files 1 000 each, and websockets, which
+    leave tornado's count of connections when they are upgraded, 10 000 from one (probe 13).
+    A room's address holds some 10 connections per browser."""
     class Capped(plain):
-        held: dict = {}    # address: connections it holds
-        of: dict = {}      # connection: its address
+        held: dict = {}   # address: its connections' streams (the closed dropped as seen)
+
+        def _holds(self, host: str) -> set:
+            mine = self.held.get(host, set())
+            for gone in [s for s in mine if s.closed()]:
+                mine.discard(gone)
+            if not mine:
+                self.held.pop(host, None)
+            return mine
+
+        counted = (0.0, 0)   # (when, how many): counted again at most once a second
+
+        def _total(self) -> int:
+            when, total = self.counted
+            if time.monotonic() - when > 1:
+                total = sum(len(self._holds(h)) for h in list(self.held))
+                self.counted = (time.monotonic(), total)
+            return total
 
         def handle_stream(self, stream, address):
             host = address[0] if isinstance(address, tuple) and address else ""
-            if self.held.get(host, 0) >= most:
+            mine = self._holds(host)
+            if len(mine) >= most or (len(mine) >= share and self._total() >= busy):
                 stream.close()
                 return
-            context = _HTTPRequestContext(stream, address, self.protocol,
-                                          self.trusted_downstream)
-            conn = HTTP1ServerConnection(stream, self.conn_params, context)
-            self.held[host] = self.held.get(host, 0) + 1
-            self.of[conn] = host
-            self._connections.add(conn)
-            conn.start_serving(self)
-
-        def on_close(self, server_conn):
-            super().on_close(server_conn)
-            host = self.of.pop(server_conn, None)
-            if host is not None:
-                self.held[host] -= 1
-                if not self.held[host]:
-                    del self.held[host]
+            self.held.setdefault(host, mine).add(stream)
+            super().handle_stream(stream, address)
     return Capped
 
 
@@ -391,6 +400,15 @@ def _forward_to_owners_only() -> None:
             raise HTTPError(code)
         return await fetch_error_page(self, code, err)
     handlers.ProxyHandler.handle_proxy_error = handle_proxy_error
+
+    def prepare(self):
+        # a NUL (%00) in a request's path is no page's: a 400 here, before the hub, whose
+        # handlers (its static files', the course site's) took it to realpath's ValueError, a
+        # 500 and a traceback in root's log per request, from anyone (probes 12 and 13)
+        if "\0" in urllib.parse.unquote(self.request.path):
+            self.set_status(400)
+            self.finish("A request's path cannot hold a NUL.\n")
+    handlers.ProxyHandler.prepare = prepare
 
 
 if __name__ == "__main__":
