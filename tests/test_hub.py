@@ -237,6 +237,27 @@ def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(roo
     assert ada.run("print(1)")["out"] == "1\n"
 
 
+def test_an_attendee_who_filled_shared_memory_to_their_cap_gets_their_server_again(room):
+    # probe 13's M1 (medium): a 1 GiB file in /dev/shm is memory their group is charged for
+    # until it goes: ada's server and kernel were ended at her cap, and each start after was
+    # ended at once (a 500, then "pending" for the rest of the workshop). What she left in
+    # shared memory goes as her server starts again
+    ada = room["people"][0]
+    big = f"/dev/shm/{ada.user}-big"
+    said = _try(ada.run, f"import subprocess\nsubprocess.run(['dd', 'if=/dev/zero', "
+                         f"'of={big}', 'bs=1M', 'count=1300'])", timeout=120)
+    end = time.monotonic() + 120
+    while ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"] and \
+            time.monotonic() < end:
+        time.sleep(0.5)
+    assert not ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"], \
+        f"ada's server outlived her cap: {said}"
+    assert os.path.exists(big)
+    ada.start_server(timeout=180)
+    ada.start_kernel()
+    assert ada.run("print(1)")["out"] == "1\n" and not os.path.exists(big)
+
+
 def test_an_attendees_busy_processes_get_one_core_at_most(room):
     # two processes spinning in ada's kernel for 3 s, her group given the machine's first call
     # on the cores (the test's doing: on a busy machine the room's other work takes its share

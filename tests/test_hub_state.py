@@ -428,3 +428,26 @@ def test_a_removal_that_left_files_says_so_and_the_next_searches_for_the_same_nu
     assert local._remove_attendees(state, True, psutil, end_processes) == 0
     assert searched == [{64999}, {64999}]
     assert not (state / "removed-uids.json").exists() and not (state / "attendees").exists()
+
+
+def test_what_an_attendee_left_in_shared_memory_goes_as_their_server_starts(tmp_path):
+    # probe 13's M1: the shared-memory files of a stopped server are charged to its
+    # attendee's capped group until they go (the hub test fills /dev/shm to the cap); here a
+    # folder stands for /dev/shm, this user for the attendee, and nobody's file stays
+    import getpass
+    import os
+
+    from workshop.tools.hub import spawner
+    shm, table = tmp_path / "shm", tmp_path / "sysvipc"
+    (shm / "theirs-dir").mkdir(parents=True)
+    (shm / "theirs-dir" / "x").write_text("x")
+    (shm / "theirs").write_text("1 GiB, say")
+    table.mkdir()   # (no System V segment here)
+    others = shm / "someone-elses"
+    others.write_text("stays")
+    if os.geteuid() == 0:
+        os.chown(others, 65534, 65534)
+    gone = spawner.stale_shared_memory(getpass.getuser(), str(shm), str(table))
+    assert sorted(gone) == [str(shm / "theirs"), str(shm / "theirs-dir")]
+    assert [p.name for p in shm.iterdir()] == ["someone-elses"] or os.geteuid() != 0
+    assert spawner.stale_shared_memory("no-such-user-here", str(shm), str(table)) == []
