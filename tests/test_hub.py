@@ -200,6 +200,24 @@ def _group(pid: int, hierarchy: str) -> Path:
     raise AssertionError(f"{pid} is in no {hierarchy} group")
 
 
+def test_what_an_attendees_kernel_writes_goes_to_their_home_not_roots_log(room):
+    # probe 13's S2-b (low): an attendee's server and kernels wrote into the hub's log, root's:
+    # 50 MB in 1.7 s, with lines made to read as the hub's own. Their output is a file of
+    # their own now
+    kim = room["people"][1]
+    forged = "[E 2026-12-07 13:50:00.000 JupyterHub app:1] forged by an attendee"
+    assert kim.run(f"import os, subprocess\nos.write(2, b{forged + chr(10)!r})\n"
+                   f"subprocess.run(['sh', '-c', 'echo {forged} child >&2'])")["status"] == "ok"
+    theirs = Path(pwd.getpwnam(kim.user).pw_dir) / ".jupyter-server.log"
+    end = time.monotonic() + 30
+    while forged + " child" not in theirs.read_text(errors="replace") and \
+            time.monotonic() < end:
+        time.sleep(0.2)
+    assert forged in theirs.read_text(errors="replace")
+    assert theirs.stat().st_uid == pwd.getpwnam(kim.user).pw_uid
+    assert forged not in (room["state"] / "hub.log").read_text(errors="replace")
+
+
 def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(room):
     # ada allocates past her 1 GiB: the kernel doing it is ended inside her group; her server,
     # kim's kernel and what kim defined in it are still there
