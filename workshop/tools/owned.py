@@ -6,9 +6,10 @@ rest to the administrator. An attendee could also write in every folder anyone m
 /tmp, say). Whatever they left there keeps their numeric owner, and the next user made gets
 that number, and so those files: one workshop's attendee would own what an attendee of the
 last one left. So every local, writable file system is searched for what the removed users'
-numbers own, and that is removed (a folder with all it holds). So are the System V shared
-memory segments, semaphores and message queues they made (`ipcs`): they outlive their maker
-too, and the next user with the number may read them (probe 12)."""
+numbers own, and that is removed (a folder with all it holds). So is what the kernel keeps of
+theirs outside files (`remove_ipc`): System V shared memory, semaphores and message queues,
+POSIX message queues and their keyrings outlive their maker too, and the next user with the
+number read them (probes 12 and 13)."""
 from __future__ import annotations
 
 import errno
