@@ -361,12 +361,16 @@ if len(sys.argv) > 1:   # and a POSIX message queue, and a key in the user's key
     q = libc.mq_open(sys.argv[1].encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
     assert q >= 0 and libc.mq_send(q, b"mq secret", 9, 0) == 0, ctypes.get_errno()
     assert libc.syscall(248, b"user", b"workshop-test", b"key secret", 10, -4) > 0
+    persistent = libc.syscall(250, 22, -1, -2)   # KEYCTL_GET_PERSISTENT, into the process's
+    assert persistent > 0, ctypes.get_errno()
+    assert libc.syscall(248, b"user", b"workshop-test-p", b"kept", 4, persistent) > 0
 print(ident)
 """
 
 
 def _key_found(uid: int) -> bool:
-    """Whether the user keyring of `uid` holds the test's key (a child that takes `uid`)."""
+    """Whether the user keyring of `uid`, or its persistent one, holds one of the test's keys
+    (a child that takes `uid`)."""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     pid = os.fork()
@@ -375,7 +379,11 @@ def _key_found(uid: int) -> bool:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            os._exit(0 if libc.syscall(250, 10, -4, b"user", b"workshop-test", 0) > 0 else 1)
+            user = libc.syscall(250, 10, -4, b"user", b"workshop-test", 0)   # KEYCTL_SEARCH
+            persistent = libc.syscall(250, 22, -1, -2)
+            kept = persistent > 0 and libc.syscall(250, 10, persistent, b"user",
+                                                    b"workshop-test-p", 0) > 0
+            os._exit(0 if user > 0 or kept else 1)
         except BaseException:
             os._exit(2)
     return os.waitpid(pid, 0)[1] == 0
@@ -398,7 +406,8 @@ def test_what_the_kernel_keeps_of_an_attendee_goes_with_them(attendee):
     # probe 12's T7b (medium): a System V shared memory segment an attendee made outlived
     # them (no file: the search for their files missed it), and the next user given their
     # number read "secret of …" from it; probe 13: so did a POSIX message queue and a key in
-    # the user's keyring. Gone after the removal; another user's segment stays
+    # the user's keyring; probe 14: a key in its persistent keyring. Gone after the removal;
+    # another user's segment stays
     if os.uname().machine != "x86_64":
         pytest.skip("the keyring's system calls are numbered here for x86_64")
     name, uid, home = attendee

@@ -148,13 +148,15 @@ def _remove_mqueues(free: set[int]) -> list[str]:
 
 # keyctl's system call, by machine (glibc has no wrapper), and its words
 KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 283, "s390x": 280, "riscv64": 219}
-KEYCTL_INVALIDATE, USER_KEYRING, USER_SESSION_KEYRING = 21, -4, -5
+KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 21, 22
+USER_KEYRING, USER_SESSION_KEYRING, PROCESS_KEYRING = -4, -5, -2
 
 
 def _clear_keyrings(free: set[int]) -> list[str]:
-    """Each number's user and user-session keyrings invalidated, by a child that takes the
-    number (a keyring is the kernel's, per number, not a file): the next user given it
-    found the last one's keys there (probe 13)."""
+    """Each number's user, user-session and persistent keyrings invalidated, by a child that
+    takes the number (a keyring is the kernel's, per number, not a file): the next user given
+    it found the last one's keys there (probe 13; the persistent one, kept 3 days after its
+    last use, probe 14)."""
     import ctypes
     number = KEYCTL.get(os.uname().machine)
     if number is None or os.geteuid() != 0:
@@ -169,6 +171,9 @@ def _clear_keyrings(free: set[int]) -> list[str]:
                 os.setuid(uid)
                 for ring in (USER_KEYRING, USER_SESSION_KEYRING):
                     libc.syscall(number, KEYCTL_INVALIDATE, ring)
+                persistent = libc.syscall(number, KEYCTL_GET_PERSISTENT, -1, PROCESS_KEYRING)
+                if persistent > 0:   # (-1: a kernel without persistent keyrings)
+                    libc.syscall(number, KEYCTL_INVALIDATE, persistent)
                 os._exit(0)
             except BaseException:
                 os._exit(1)
