@@ -48,8 +48,8 @@ IDLE = 30
 # of them from one client took the proxy's files (probe 12's X4). An upload through the proxy
 # is one request of 15 MB at most (JupyterLab sends bigger files in chunks of 1 MB)
 BODY = 120
-# connections one address may hold at once to the room's port (a websocket, once upgraded, is
-# not counted): a room behind one NAT address is 30 browsers of some 6 connections each; more
+# connections one address may hold at once to the room's port, its websockets counted (see
+# _capped): a room behind one NAT address is 30 browsers of some 10 connections each; more
 # are closed as they come, so one client cannot take the files the room's connections need,
 # however fast it opens them
 PER_ADDRESS = 1000
