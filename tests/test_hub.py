@@ -34,6 +34,23 @@ HOME = {"WORKSHOP_HUB_HOME": "/opt/jax-core-workshop-hub-tests"}
 SEATS = 4   # ada and kim, and the seats the tests of the queue, claiming and a full room take
 
 
+def _names_free(*names: str) -> None:
+    """The tests' attendees are users the tests' hubs make and remove. One that is already on
+    this machine, left by a hub that was killed, or a workshop's own attendee, would be shared
+    by the tests and never removed by them (a hub records, and removes, only the users it made)."""
+    taken = []
+    for name in names:
+        try:
+            pwd.getpwnam(hub.PREFIX + name)
+            taken.append(hub.PREFIX + name)
+        except KeyError:
+            pass
+    if taken:
+        pytest.fail(f"{', '.join(taken)} already on this machine, not made by the tests' hub: "
+                    "remove them (userdel --remove NAME) if they are a killed test run's, or "
+                    "run the hub tests on another machine than a workshop's")
+
+
 def cli(*args, env=None, timeout=60):
     return subprocess.run([sys.executable, "-m", "workshop", "hub", *args], cwd=paths.ROOT,
                           capture_output=True, text=True, timeout=timeout,
@@ -43,6 +60,7 @@ def cli(*args, env=None, timeout=60):
 @pytest.fixture(scope="module")
 def room(tmp_path_factory):
     """A hub for two attendees, started as `scripts/hub` starts it; stopped with Ctrl-C."""
+    _names_free("ada", "kim", "late", "presenter")
     state = tmp_path_factory.mktemp("hub-state")
     port = hub.free_port()
     env = dict(os.environ, WORKSHOP_HUB_STATE=str(state), **HOME)
@@ -251,7 +269,7 @@ def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(roo
     assert psutil.pid_exists(theirs) and kim.kernel_pid() == theirs
     assert kim.run("print(kept)")["out"] == "42\n"
     assert ada.api("GET", f"/user/{ada.user}/api/status").status_code == 200   # her server
-    ada.start_kernel()   # (and a new kernel, for the tests after this one)
+    ada.start_kernel(fresh=True)   # (and a new kernel, for the tests after this one)
     assert ada.run("print(1)")["out"] == "1\n"
 
 
@@ -847,6 +865,7 @@ def _small_site(folder: Path) -> Path:
 def _hub_with_site(tmp_path: Path, site: Path, *args: str, said_lines: int = 5):
     """`scripts/hub` with `site` where the build puts the course site; its first five lines
     (or `said_lines`)."""
+    _names_free("rosa", "tom")
     port = hub.free_port()
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
                              "--port", str(port), "--attendees", "1", *args], cwd=paths.ROOT,

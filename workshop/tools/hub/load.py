@@ -104,9 +104,16 @@ class Attendee:
             time.sleep(0.5)
         return False
 
-    def start_kernel(self, notebook: str = LAB) -> str:
+    def start_kernel(self, notebook: str = LAB, fresh: bool = False) -> str:
         """The kernel of a notebook in the attendee's copy, as opening it in JupyterLab
-        starts one (a session: the kernel runs in the notebook's folder)."""
+        starts one (a session: the kernel runs in the notebook's folder); `fresh`: the
+        notebook's session shut down first, so a new kernel (one the server restarted after it
+        died mid-cell stays "busy" to the server, which then skips the check that a new
+        connection hears the kernel's output: a cell's output can be lost, jupyter_server)."""
+        if fresh:
+            for s in self.api("GET", f"/user/{self.user}/api/sessions").json():
+                if s.get("path") == notebook:
+                    self.api("DELETE", f"/user/{self.user}/api/sessions/{s['id']}")
         r = self.api("POST", f"/user/{self.user}/api/sessions", json={
             "path": notebook, "name": Path(notebook).name, "type": "notebook",
             "kernel": {"name": "python3"}})
@@ -139,7 +146,15 @@ class Attendee:
         t0, out, error, status, idle = time.monotonic(), [], None, None, False
         try:
             while status is None or not idle:
-                msg = json.loads(ws.recv())
+                # (the server's pings, returned here, end a wait past `timeout`: taken inside
+                # recv(), each restarted the socket's timeout, and a lost reply waited forever)
+                if time.monotonic() - t0 > timeout:
+                    raise TimeoutError(f"{self.user}'s kernel: no reply to the cell in "
+                                       f"{timeout:.0f} s")
+                opcode, frame = ws.recv_data_frame(True)
+                if opcode != websocket.ABNF.OPCODE_TEXT:
+                    continue
+                msg = json.loads(frame.data)
                 if msg.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
                 kind, content = msg["msg_type"], msg["content"]
