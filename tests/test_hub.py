@@ -294,6 +294,33 @@ def test_an_attendee_who_filled_shared_memory_to_their_cap_gets_their_server_aga
     assert ada.run("print(1)")["out"] == "1\n" and not os.path.exists(big)
 
 
+def test_a_process_an_attendee_detached_ends_with_their_server_and_the_hub(room):
+    # probe 14's M1-b (medium): a process detached from a cell (`setsid -f`) outlived the
+    # attendee's server, stopped by the presenter or the idle culler, and the hub's stop too,
+    # with its memory charged to their cap. It ends with the server. kim's is left running: the
+    # fixture's teardown holds that none of theirs outlives the hub's Ctrl-C
+    ada, kim = room["people"]
+    detach = "import subprocess\nsubprocess.run(['setsid', '-f', 'sleep', '3001'])"
+
+    def detached(who):
+        return [p for p in psutil.process_iter(["username", "cmdline"])
+                if p.info["username"] == who.user and p.info["cmdline"] == ["sleep", "3001"]]
+    for who in (ada, kim):
+        assert who.run(detach)["status"] == "ok"
+    found = detached(ada)
+    assert found and detached(kim), "no detached process to outlive the server"
+    assert ada.api("DELETE", f"/hub/api/users/{ada.user}/server").status_code in (202, 204)
+    end = time.monotonic() + 120
+    while ada.api("GET", f"/hub/api/users/{ada.user}").json()["servers"] and \
+            time.monotonic() < end:
+        time.sleep(0.2)
+    gone, alive = psutil.wait_procs(found, timeout=10)
+    assert not alive, f"ada's detached process outlived her server: {alive}"
+    ada.start_server()
+    ada.start_kernel()
+    assert ada.run("print(1)")["out"] == "1\n"
+
+
 def test_an_attendees_busy_processes_get_one_core_at_most(room):
     # two processes spinning in ada's kernel for 3 s, her group given the machine's first call
     # on the cores (the test's doing: on a busy machine the room's other work takes its share

@@ -93,6 +93,30 @@ def remove_owned(uids: set[int], mounts: list[str] | None = None,
 IPC = {"shm": "-m", "sem": "-s", "msg": "-q"}
 
 
+def end_processes_of(uid: int, gid: int) -> bool:
+    """Every process of the number `uid` ended, those born meanwhile too: a kill of every
+    process (-1) sent as that number, which the kernel does in one pass of its process table,
+    in which none can fork (probe 10: a process that forked and let its parent exit escaped a
+    list then a kill). At a removal, at an attendee's server's stop and start, and at the
+    hub's stop: a process detached from a cell (`setsid -f`) outlived the server that started
+    it, with its memory charged to the attendee's cap (probe 14). Whether none is left."""
+    import time
+
+    import psutil
+
+    def left() -> bool:
+        return any(p.info["uids"] and uid in p.info["uids"]
+                   for p in psutil.process_iter(["uids"]))
+    for _ in range(20):
+        if not left():
+            return True
+        subprocess.run(["/bin/sh", "-c", "kill -KILL -1"], user=uid, group=gid,
+                       extra_groups=[], cwd="/", env={"PATH": "/usr/bin:/bin"},
+                       capture_output=True, timeout=30)
+        time.sleep(0.1)
+    return not left()
+
+
 def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:
     """What of `uids` (no user's now) the kernel keeps outside files, removed; what was, as
     "shm 5", "mqueue /name", "keyrings of 1002". Each outlives every process of its maker,

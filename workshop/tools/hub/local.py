@@ -561,7 +561,7 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     for name in names:   # userdel refuses a user who still runs
         end_processes([p for p in psutil.process_iter(["username"])
                        if p.info["username"] == name], grace=5)
-        _end_every_process_of(name, psutil)
+        _end_every_process_of(name)
         r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
@@ -589,23 +589,14 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     return 0
 
 
-def _end_every_process_of(name: str, psutil) -> None:
-    """What is left of `name`'s processes ended, those born meanwhile too: a kill of every
-    process (-1) sent as that user, which the kernel does in one pass of its process table, in
-    which none can fork (probe 10: a process that forked and let its parent exit escaped a list
-    then a kill, outlived the removal, and became the next user made)."""
+def _end_every_process_of(name: str) -> None:
+    """What is left of `name`'s processes ended (owned.end_processes_of)."""
+    from .. import owned
     try:
         user = pwd.getpwnam(name)
     except KeyError:
         return
-    for _ in range(20):
-        if not any(p.info["uids"] and user.pw_uid in p.info["uids"]
-                   for p in psutil.process_iter(["uids"])):
-            return
-        subprocess.run(["/bin/sh", "-c", "kill -KILL -1"], user=user.pw_uid,
-                       group=user.pw_gid, extra_groups=[], cwd="/", env={"PATH": "/usr/bin:/bin"},
-                       capture_output=True, timeout=30)
-        time.sleep(0.1)
+    owned.end_processes_of(user.pw_uid, user.pw_gid)
 
 
 def record_given(state: Path, materials: Path) -> dict[str, list[str]]:
@@ -823,6 +814,10 @@ class Hub:
                 self.proc.kill()
                 self.proc.wait()
         end_processes(started, grace=10)
+        # and what an attendee started and detached from their server (`setsid -f`): it
+        # outlived the server and the hub, in their group, with its memory (probe 14's M1-b)
+        for name in attendees_made(self.state):
+            _end_every_process_of(name)
         limits.remove_groups(self.caps, self.cgroup)
         self._log.close()
         for made in ("attendee-code", ROOM_MARK):

@@ -18,6 +18,7 @@ class CappedSpawner(LocalProcessSpawner):
         kind = os.environ.get("WORKSHOP_HUB_CAPS", "")
         if not kind:
             return drop
+        _end_processes(name)   # (none runs now but what outlived their last server)
         stale_shared_memory(name)
         procs = [str(p) for p in limits.make_group(
             kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
@@ -34,6 +35,27 @@ class CappedSpawner(LocalProcessSpawner):
                     os.close(fd)
             drop()
         return preexec
+
+    async def stop(self, now=False):
+        """The server stopped (by the attendee, the presenter, the idle culler or the hub's
+        stop), and then every process of the attendee's: one detached from a cell (`setsid
+        -f`) outlived the server, with its memory and its processes charged to their caps
+        (probe 14's M1-b)."""
+        import asyncio
+        await super().stop(now=now)
+        if os.geteuid() == 0:   # (the kit's hub runs as root)
+            await asyncio.to_thread(_end_processes, self.user.name)
+
+
+def _end_processes(name: str) -> None:
+    import pwd
+
+    from .. import owned
+    try:
+        user = pwd.getpwnam(name)
+    except KeyError:
+        return
+    owned.end_processes_of(user.pw_uid, user.pw_gid)
 
 
 SHM = "/dev/shm"
