@@ -15,12 +15,18 @@ from pathlib import Path
 
 from traitlets import Unicode
 
-from .local import record_attendee
+from .local import ATTENDEE, others_attendees, record_attendee
 from .login import ClaimedNameAuthenticator
 
 
 class WorkshopAuthenticator(ClaimedNameAuthenticator):
     attendee_log = Unicode(config=True, help="the file listing the system users made")
+
+    def name_free(self, name):
+        """Not a system user this hub did not make: one a killed hub made, or a hub with
+        another state, holds an earlier attendee's home and files (and this hub would neither
+        push to it nor remove it). The hub's start names them (local.others_attendees)."""
+        return name not in others_attendees(Path(self.attendee_log).parent)
 
     def add_user(self, user):
         """A system user for each hub user, made once (and kept when the hub user is
@@ -34,7 +40,7 @@ def make_system_user(name: str, log: str) -> None:
         pwd.getpwnam(name)
     except KeyError:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
-                        "--comment", "JAX workshop attendee", name], check=True,
+                        "--comment", ATTENDEE, name], check=True,
                        capture_output=True)
         record_attendee(Path(log), name)
     home = Path(pwd.getpwnam(name).pw_dir)

@@ -120,6 +120,9 @@ class Room:
             check_tls(self.cert, self.key)
 
 
+ATTENDEE = "JAX workshop attendee"   # the comment of each attendee's system user (auth.py)
+
+
 def record_attendee(log: Path, name: str) -> None:
     with open(log, "a", encoding="utf-8") as f:
         f.write(name + "\n")
@@ -128,6 +131,27 @@ def record_attendee(log: Path, name: str) -> None:
 def attendees_made(state: Path = STATE) -> list[str]:
     log = state / "attendees"
     return sorted(set(log.read_text().split())) if log.exists() else []
+
+
+def others_attendees(state: Path = STATE) -> list[str]:
+    """The attendees' system users on this machine that the hub on `state` did not make (a
+    killed hub's, or one's with another state): an attendee who logs in with such a name
+    would get an earlier attendee's home, so the login refuses it."""
+    made = set(attendees_made(state))
+    return sorted(u.pw_name for u in pwd.getpwall()
+                  if u.pw_name.startswith(PREFIX) and u.pw_gecos == ATTENDEE
+                  and u.pw_name != PREFIX + PRESENTER and u.pw_name not in made)
+
+
+def others_line(state: Path = STATE) -> str:
+    """The hub's line at its start naming others_attendees, or "" if there are none."""
+    others = others_attendees(state)
+    if not others:
+        return ""
+    return (f"hub: {len(others)} attendee(s) of another hub still on this machine "
+            f"({', '.join(others[:5])}{' …' if len(others) > 5 else ''}): those names are "
+            "refused at the login; --remove-attendees with that hub's state, or userdel "
+            "--remove NAME, removes them")
 
 
 def runs_as_nobody(cmd: list[str], libdir: str = "") -> bool:
@@ -912,6 +936,8 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
             print("hub: the room view is on: each attendee's lab checks record pass or fail "
                   "per task (nothing of their answers); sudo scripts/hub --room shows them",
                   flush=True)
+        if others_line(hub.state):
+            print(others_line(hub.state), flush=True)
         while hub.proc.poll() is None:
             time.sleep(1)
         raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "
