@@ -432,6 +432,43 @@ def test_an_address_holds_its_share_websockets_counted_and_less_once_the_proxy_i
     assert len(served) == 4 + 1 + 2 + 2
 
 
+def test_one_clients_addresses_are_counted_as_one():
+    # probe 14's X4-many (medium): 340 loopback addresses of one local user, 60 connections
+    # each (under the share an address keeps once the proxy is busy), filled the proxy's files.
+    # The loopback is one client, and so is an IPv6 /64 (a host picks its addresses there);
+    # IPv4 addresses, and other /64s, are others
+    assert {proxy.client(h) for h in ("127.0.0.1", "127.0.0.2", "127.255.3.4", "::1",
+                                      "::ffff:127.0.0.9")} == {"loopback"}
+    assert proxy.client("2001:db8:1:2::5") == proxy.client("2001:db8:1:2:ffff::1") \
+        == "2001:db8:1:2::/64"
+    assert proxy.client("2001:db8:1:3::5") != proxy.client("2001:db8:1:2::5")
+    assert proxy.client("fe80::1%lo") == "fe80::/64"
+    assert proxy.client("::ffff:10.0.0.7") == proxy.client("10.0.0.7") == "10.0.0.7"
+    assert proxy.client("10.0.0.8") != proxy.client("10.0.0.7")
+    assert proxy.client("") == ""
+
+    class Plain:
+        def handle_stream(self, stream, address):
+            pass
+
+    class Stream:
+        open = True
+
+        def closed(self):
+            return not self.open
+
+        def close(self):
+            self.open = False
+    capped = proxy._capped(Plain, most=3, busy=100)()
+    got = []
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "127.0.0.3", "2001:db8::1", "2001:db8::2",
+                 "2001:db8::3", "2001:db8::4", "2001:db8:0:1::1"):
+        s = Stream()
+        capped.handle_stream(s, (host, 5000) if ":" not in host else (host, 5000, 0, 0))
+        got.append(s.open)
+    assert got == [True, True, True, False, True, True, True, False, True]
+
+
 def test_out_of_files_is_said_once_a_minute_not_per_try():
     import logging
     once = proxy._OncePerMinute()

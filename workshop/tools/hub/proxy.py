@@ -48,10 +48,10 @@ IDLE = 30
 # of them from one client took the proxy's files (probe 12's X4). An upload through the proxy
 # is one request of 15 MB at most (JupyterLab sends bigger files in chunks of 1 MB)
 BODY = 120
-# connections one address may hold at once to the room's port, its websockets counted (see
-# _capped): a room behind one NAT address is 30 browsers of some 10 connections each; more
-# are closed as they come, so one client cannot take the files the room's connections need,
-# however fast it opens them
+# connections one client (an address; the loopback, and an IPv6 /64, are one: see client) may
+# hold at once to the room's port, its websockets counted (see _capped): a room behind one
+# NAT address is 30 browsers of some 10 connections each; more are closed as they come, so
+# one client cannot take the files the room's connections need, however fast it opens them
 PER_ADDRESS = 1000
 # what an address may still open once the proxy holds half the files it may open (BUSY)
 SHARE = 64
@@ -117,7 +117,7 @@ def _capped(plain, most: int, busy: int, share: int = SHARE):
             return total
 
         def handle_stream(self, stream, address):
-            host = address[0] if isinstance(address, tuple) and address else ""
+            host = client(address[0] if isinstance(address, tuple) and address else "")
             mine = self._holds(host)
             if len(mine) >= most or (len(mine) >= share and self._total() >= busy):
                 stream.close()
@@ -125,6 +125,24 @@ def _capped(plain, most: int, busy: int, share: int = SHARE):
             self.held.setdefault(host, mine).add(stream)
             super().handle_stream(stream, address)
     return Capped
+
+
+def client(host: str) -> str:
+    """What one client's connections are counted as: its address, but any IPv6 address of a
+    /64 is one (a host picks addresses from its /64 at will), and so is this machine's
+    loopback (127.0.0.0/8 and ::1: a local user connected from 340 of them, 60 each, under the
+    share each, and filled the proxy's files: probe 14's X4-many)."""
+    try:
+        ip = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def _more_files() -> None:
