@@ -389,6 +389,13 @@ def test_a_body_that_never_comes_is_closed_and_one_address_holds_its_share_at_mo
         # handler answered a 500 and wrote a traceback into root's log, per request)
         assert px.get("/hub/static/%00") == (400, "A request's path cannot hold a NUL.\n")
         assert px.get("/hub/course/a%00b.html")[0] == 400
+        # a URL of 60 kB is closed unread, before the hub, which logged each whole, twice
+        # (probe 14's S2-c: 60 MB of root's log in 5 s); a long one a browser sends is served
+        with socket.create_connection(("127.0.0.1", px.public)) as long:
+            long.sendall(b"GET /hub/" + b"a" * 60_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            long.settimeout(10)
+            assert long.recv(1) == b"", "the proxy took a request line of 60 kB"
+        assert px.get("/hub/" + "a" * 8_000) == (200, "the owner's page")
     finally:
         px.stop()
 

@@ -424,6 +424,17 @@ def test_a_removal_that_left_files_says_so_and_the_next_searches_for_the_same_nu
         local._remove_attendees(state, True, psutil, end_processes)
     assert json.loads((state / "removed-uids.json").read_text()) == [64999]
     assert (state / "attendees").exists()
+    # and no hub starts on the state meanwhile: the numbers are free, and the next user it
+    # made got one, and with it what was left (probe 14)
+    monkeypatch.setattr(local, "check_machine", lambda: None)
+    monkeypatch.setattr(local, "check_port", lambda ip, port: None)
+    monkeypatch.setattr(local, "prepare", lambda home: pytest.fail("the environment was made"))
+    with pytest.raises(errors.KitError, match=r"^the last --remove-attendees left files of the "
+                       r"attendees it removed: run it again \(it searches for their numbers\) "
+                       r"before a hub starts on this state$"):
+        local.start("127.0.0.1", 1, local.Room(), None, state=state, home=tmp_path / "home",
+                    site=tmp_path / "site")
+    assert not (state / "generated-code").exists()
     stays.unlink()
     assert local._remove_attendees(state, True, psutil, end_processes) == 0
     assert searched == [{64999}, {64999}]

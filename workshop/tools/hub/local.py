@@ -888,6 +888,12 @@ def start(ip: str, port: int, room: Room, code_file: Path | None,
     os.chmod(state, 0o700)
     held = hold_state(state)   # before anything of the state is touched; kept while it runs
     try:
+        if (state / "removed-uids.json").exists():
+            # a removal that left files: their numbers are free, and the next user made would
+            # get one, and with it what was left (probe 14)
+            raise errors.KitError(
+                "the last --remove-attendees left files of the attendees it removed: run it "
+                "again (it searches for their numbers) before a hub starts on this state")
         code = code or _code(state, "generated-code", attendee_code)
         python = prepare(home)
         record_given(state, python.parent.parent / "materials")   # what the servers copy in

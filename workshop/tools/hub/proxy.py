@@ -53,6 +53,10 @@ BODY = 120
 # NAT address is 30 browsers of some 10 connections each; more are closed as they come, so
 # one client cannot take the files the room's connections need, however fast it opens them
 PER_ADDRESS = 1000
+# bytes of a request's line and headers (tornado's default: 64 KiB): JupyterHub logs each URL
+# whole, twice, so 500 requests for 60 kB URLs, no login needed, wrote 60 MB into root's
+# hub.log in 5 s (probe 14's S2-c). A browser's requests to the hub are some 2 kB
+HEADERS = 16 * 1024
 # what an address may still open once the proxy holds half the files it may open (BUSY)
 SHARE = 64
 
@@ -84,7 +88,8 @@ def main() -> int:
         made.append(app)
         tls = {"ssl_options": context} if context and len(made) == 1 else {}
         kind = _capped(plain, per_address, busy) if len(made) == 1 else plain
-        return kind(app, **kw, **tls, idle_connection_timeout=idle, body_timeout=body)
+        return kind(app, **kw, **tls, idle_connection_timeout=idle, body_timeout=body,
+                    max_header_size=HEADERS)
     cli.HTTPServer = server
     return cli.main()
 
