@@ -283,6 +283,37 @@ def test_a_folder_written_to_all_through_the_removal_is_left_and_said_after_its_
     assert done == [[after]] and left == [busy] and not after.exists()
 
 
+def test_a_folder_written_to_a_while_is_removed_when_the_writing_stops(tmp_path, monkeypatch):
+    # probe 14: a folder written to between its listing and its removal (ENOTEMPTY) was given
+    # up at once, in some 3 s, not past the two minutes the removal gives it. Here a writer
+    # adds to the folder inside three times, each just after it was listed, then stops
+    import os
+
+    from workshop.tools import owned
+    busy, after = tmp_path / "busy", tmp_path / "after"
+    (busy / "inner").mkdir(parents=True)
+    after.write_text("theirs")
+    import contextlib
+    listing, added = os.scandir, []
+
+    @contextlib.contextmanager
+    def listed_then_one_more(where):
+        with listing(where) as it:
+            found = list(it)   # (listed whole, then written to)
+        if isinstance(where, int) and len(added) < 3 and (busy / "inner").exists():
+            (busy / "inner" / f"f{len(added)}").touch()
+            added.append(1)
+        yield iter(found)
+    monkeypatch.setattr(owned, "_unclaimed", lambda uids: {os.geteuid()})
+    monkeypatch.setattr(owned, "owned_by", lambda uids, mounts=None: [busy, after])
+    monkeypatch.setattr(owned.os, "scandir", listed_then_one_more)
+    left: list = []
+    done = owned.remove_owned({os.geteuid()}, left=left)
+    monkeypatch.undo()
+    assert added, "nothing was written while the removal ran"
+    assert (done, left) == ([busy, after], []) and not busy.exists() and not after.exists()
+
+
 def test_a_folder_swapped_for_a_link_after_the_search_is_not_followed(tmp_path, monkeypatch):
     # probe 10's R1 (high): --remove-attendees judged each found file by name and removed it by
     # name; another user swapped a folder of theirs on the way for a link to a folder of

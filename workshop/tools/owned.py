@@ -262,7 +262,13 @@ def _rmtree_at(parent: int, name: str, limit: float | None = None) -> None:
             with os.scandir(top) as it:
                 entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
             if not entries:
-                break
+                try:
+                    os.rmdir(name, dir_fd=parent)
+                    return
+                except OSError as e:   # (written to since it was listed: again, in time)
+                    if e.errno != errno.ENOTEMPTY:
+                        raise
+                    continue
             for entry, is_dir in entries:
                 if not is_dir:
                     os.unlink(entry, dir_fd=top)
@@ -289,7 +295,10 @@ def _rmtree_at(parent: int, name: str, limit: float | None = None) -> None:
                                     raise
                 finally:
                     os.close(inner)
-                os.rmdir(entry, dir_fd=top)
+                try:
+                    os.rmdir(entry, dir_fd=top)
+                except OSError as e:   # written to since it was listed: listed again, until
+                    if e.errno != errno.ENOTEMPTY:   # the limit (it gave up in 3 s: probe 14)
+                        raise
     finally:
         os.close(top)
-    os.rmdir(name, dir_fd=parent)
