@@ -345,6 +345,35 @@ runpy.run_module("workshop", run_name="__main__", alter_sys=True)
 """
 
 
+def _early_ctrl_c(at: str) -> str:
+    return EARLY_CTRL_C.replace('name == "workshop.tools.cli"', f"name == {at!r}")
+
+
+def test_the_scripts_start_python_deaf_to_ctrl_c_and_the_command_hears_it_again():
+    # probe 14's C1-b (low): a Ctrl-C in Python's own start, before the kit's first line
+    # (workshop/__main__.py), printed Python's traceback. The scripts that run a command
+    # start Python with Ctrl-C ignored (bash's `trap '' INT`, which exec keeps); the command's
+    # first line takes it over. The scripts that run another module leave it as it is (that
+    # module would never hear a Ctrl-C)
+    import signal
+    for script in sorted((paths.ROOT / "scripts").iterdir()):
+        lines = script.read_text().splitlines()
+        for k, line in enumerate(lines):
+            if line.startswith("exec .venv/bin/python -m workshop"):
+                deaf = lines[k - 1].startswith("trap '' INT")
+                assert deaf == line.startswith("exec .venv/bin/python -m workshop "), script
+    ignored = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C as Python imports the kit's package, before __main__: the command goes on
+    p = subprocess.run([sys.executable, "-c", _early_ctrl_c("workshop")], capture_output=True,
+                       text=True, cwd=paths.ROOT, timeout=120, preexec_fn=ignored)
+    assert (p.returncode, p.stderr) == (0, ""), (p.returncode, p.stderr)
+    assert "# Workshop schedule" in p.stdout
+    # and once __main__ runs, a Ctrl-C stops the command as it does started from a terminal
+    p = subprocess.run([sys.executable, "-c", EARLY_CTRL_C], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120, preexec_fn=ignored)
+    assert (p.returncode, p.stderr) == (130, "workshop: interrupted\n"), (p.returncode, p.stderr)
+
+
 def test_a_ctrl_c_as_a_command_starts_is_one_line():
     # probe 13's C1 (low): a Ctrl-C in a command's first ~50 ms, before its handler, printed
     # Python's KeyboardInterrupt traceback from inside an import

@@ -4,7 +4,8 @@ import sys
 
 # A Ctrl-C while Python still imports the command (its first ~50 ms) is one line, not
 # Python's traceback from inside an import (probe 13); the command's own handling (a line
-# naming the command, its clean-up) starts with the command
+# naming the command, its clean-up) starts with the command. The scripts start Python with
+# Ctrl-C ignored (before this line there is Python's own start, probe 14): this takes it over
 signal.signal(signal.SIGINT, lambda signum, frame: (
     os.write(2, b"workshop: interrupted\n"), os._exit(130)))
 
