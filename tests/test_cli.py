@@ -182,6 +182,42 @@ def _kit_with_a_working_venv(tmp_path):
     return tmp_path
 
 
+def test_setup_gives_uv_a_temporary_folder_of_its_own_and_removes_it(tmp_path):
+    # uv left a lock of its build backend's (uv-setuptools-*.lock, 0666) in /tmp at each setup
+    # that installed the kit. A uv that records its TMPDIR and leaves such a file there stands
+    # in for it (setup's own, from uv's pin in the lock, as setup finds it in its cache)
+    import hashlib
+    kit = _kit_with_a_working_venv(tmp_path)
+    lock = (kit / "environment" / "requirements.lock").read_text().splitlines()
+    at = next(k for k, line in enumerate(lock) if line.startswith("uv=="))
+    end = next(k for k in range(at, len(lock)) if not lock[k].endswith("\\"))
+    pin = "\n".join(lock[at:end + 1]) + "\n"
+    uv = tmp_path / "cache" / "jax-core-workshop" / hashlib.sha256(pin.encode()).hexdigest()[
+        :16] / "bin" / "uv"
+    uv.parent.mkdir(parents=True)
+    said, tmp = tmp_path / "tmpdirs", tmp_path / "tmp"
+    tmp.mkdir()
+    uv.write_text(f"""#!/bin/sh
+[ "$1" = --version ] && exit 0   # (setup's look for it in its cache)
+echo "$TMPDIR" >> {said}
+touch "$TMPDIR/uv-setuptools-0123.lock"
+if [ "$1" = venv ]; then
+  for a; do case "$a" in *.venv.new.*) mkdir -p "$a/bin"
+    printf '#!/bin/sh\\nexec {sys.executable} "$@"\\n' > "$a/bin/python"
+    chmod +x "$a/bin/python";; esac; done
+fi
+""")
+    uv.chmod(0o755)
+    p = subprocess.run(["bash", str(kit / "scripts" / "setup"), "--force"], capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp),
+                       "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                       "WORKSHOP_PYTHON": sys._base_executable})
+    assert p.returncode == 0, p.stderr
+    used = set(said.read_text().split())
+    assert len(used) == 1 and Path(next(iter(used))).parent == tmp, used   # one, its own
+    assert list(tmp.iterdir()) == [], "setup left files in the temporary folder"
+
+
 def _leftovers(kit) -> list[str]:
     return sorted(p.name for p in kit.glob(".venv.*"))
 
