@@ -51,6 +51,22 @@ def _names_free(*names: str) -> None:
                     "run the hub tests on another machine than a workshop's")
 
 
+# the keyctl calls (x86_64's numbers): a hub started from a login (su -, login, runuser -l)
+# or as a systemd service runs in a session keyring of its own, with root's keys in it
+ADD_KEY, KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SEARCH = 248, 250, 1, 10
+SESSION_KEYRING = -3
+ROOTS_KEY = b"workshop-test-roots-key"
+
+
+def _in_a_session_keyring_with_a_key_of_roots():
+    import ctypes
+    if os.uname().machine != "x86_64":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall(KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, b"workshop-test-hub")
+    libc.syscall(ADD_KEY, b"user", ROOTS_KEY, b"root's secret", 13, SESSION_KEYRING)
+
+
 def cli(*args, env=None, timeout=60):
     return subprocess.run([sys.executable, "-m", "workshop", "hub", *args], cwd=paths.ROOT,
                           capture_output=True, text=True, timeout=timeout,
@@ -67,7 +83,8 @@ def room(tmp_path_factory):
     proc = subprocess.Popen([sys.executable, "-m", "workshop", "hub", "--ip", "127.0.0.1",
                              "--port", str(port), "--attendees", str(SEATS),
                              "--starts-at-once", "1"], cwd=paths.ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_in_a_session_keyring_with_a_key_of_roots)
     lines = []
     while len(lines) < 4:
         line = proc.stdout.readline()
@@ -192,6 +209,26 @@ def test_an_attendee_cannot_signal_or_read_anothers_kernel(room):
     assert len(listening) <= 1, listening
     assert ada.run(f"import os\nprint(os.access({said[1] + '-2'!r}, os.F_OK), "
                    f"os.access('/home/{kim.user}', os.X_OK))")["out"].split() == ["False"] * 2
+
+
+def test_an_attendees_kernel_has_a_session_keyring_of_its_own(room):
+    # probe 15 (medium): the attendees' servers and kernels had the hub's session keyring:
+    # each read root's keys in it, and another attendee's, and could clear it. ada adds a key
+    # to hers; neither root's key nor hers is found from kim's kernel, nor root's from hers
+    if os.uname().machine != "x86_64":
+        pytest.skip("the keyring's system calls are numbered here for x86_64")
+    ada, kim = room["people"]
+    search = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              "print(libc.syscall({KEYCTL}, {SEARCH}, {SESSION}, b'user', {name!r}, 0) > 0)")
+    adds = (f"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"print(libc.syscall({ADD_KEY}, b'user', b'workshop-test-adas', b'hers', 4, "
+            f"{SESSION_KEYRING}) > 0)")
+    assert ada.run(adds)["out"] == "True\n"
+    find = lambda who, name: who.run(search.format(KEYCTL=KEYCTL, SEARCH=KEYCTL_SEARCH,
+                                                    SESSION=SESSION_KEYRING, name=name))["out"]
+    assert find(ada, b"workshop-test-adas") == "True\n"   # (the search finds what is there)
+    assert find(kim, b"workshop-test-adas") == "False\n", "kim found ada's key"
+    assert find(kim, ROOTS_KEY) == find(ada, ROOTS_KEY) == "False\n", "an attendee found root's"
 
 
 def test_an_attendees_token_opens_no_other_server(room):
