@@ -19,8 +19,6 @@ class CappedSpawner(LocalProcessSpawner):
         kind = os.environ.get("WORKSHOP_HUB_CAPS", "")
         procs = []
         if kind:
-            _end_processes(name)   # (none runs now but what outlived their last server)
-            stale_shared_memory(name)
             procs = [str(p) for p in limits.make_group(
                 kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
                 float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))]
@@ -39,6 +37,16 @@ class CappedSpawner(LocalProcessSpawner):
             own_keyring()
         return preexec
 
+    async def start(self):
+        """Before the server starts: what outlived the attendee's last server, processes and
+        shared memory, ended and removed, in a thread: the hub serves everyone meanwhile (in
+        its event loop, 250 000 folders in /dev/shm stopped every login and start for 11 s,
+        probe 15)."""
+        import asyncio
+        if os.environ.get("WORKSHOP_HUB_CAPS"):
+            await asyncio.to_thread(_left_of_the_last_server, self.user.name)
+        return await super().start()
+
     async def stop(self, now=False):
         """The server stopped (by the attendee, the presenter, the idle culler or the hub's
         stop), and then every process of the attendee's: one detached from a cell (`setsid
@@ -48,6 +56,11 @@ class CappedSpawner(LocalProcessSpawner):
         await super().stop(now=now)
         if os.geteuid() == 0:   # (the kit's hub runs as root)
             await asyncio.to_thread(_end_processes, self.user.name)
+
+
+def _left_of_the_last_server(name: str) -> None:
+    _end_processes(name)   # (none runs now but what outlived their last server)
+    stale_shared_memory(name)
 
 
 def _session_keyring_call():
