@@ -476,6 +476,101 @@ def test_one_clients_addresses_are_counted_as_one():
     assert got == [True, True, True, False, True, True, True, False, True]
 
 
+def test_a_client_an_attendees_server_answered_keeps_its_connections_when_the_proxy_is_busy(
+        page):
+    # probe 15 (medium): eleven addresses without a login, 1 000 connections each, made the
+    # proxy busy, and then the room's one NAT address, holding its 300, could open nothing
+    # more, not a page nor a kernel's websocket. A client an attendee's server answered (its
+    # API, which needs a login; a kernel's websocket) is exempt from the busy proxy's share.
+    # Here the loopback is the only client: busy at 10, a share of 2
+    assert not proxy.known("10.9.9.9")
+    for prefix, path, code in (("/", "/hub/api/user", 200), ("/user/ada", "/user/ada/api/",
+                                                                  200),
+                               ("/user/ada", "/user/ada/static/x.js", 200),
+                               ("/user/ada", "/user/ada/api/status", 403),
+                               ("/user/ada", "/user/ada/lab", 302)):
+        proxy.answered("10.9.9.9", prefix, path, code)
+        assert not proxy.known("10.9.9.9"), (prefix, path, code)
+    proxy.answered("10.9.9.9", "/user/ada", "/user/ada/api/kernels", 200)
+    proxy.answered("2001:db8::7", "/user/kim", "/user/kim/terminals/websocket/1", 101)
+    assert proxy.known("10.9.9.9") and proxy.known("2001:db8::/64")
+    px = _Proxy(f"http://127.0.0.1:{free_port()}/hub/error", "--busy=10", "--share=2",
+                "--per-address=50")
+
+    def served() -> bool:
+        try:
+            return px.get("/user/ada/api/status") == (200, "the owner's page")
+        except OSError:   # (closed as it came)
+            return False
+
+    def holding(n):
+        held = [socket.create_connection(("127.0.0.1", px.public)) for _ in range(n)]
+        time.sleep(1.2)   # (the proxy counts its connections again once a second)
+        return held
+    try:
+        assert px.route("/user/ada", target=f"http://127.0.0.1:{page}") == 201
+        held = holding(12)
+        try:
+            assert not served(), "the busy proxy let a client without a login past its share"
+        finally:
+            for c in held:
+                c.close()
+        time.sleep(1.2)
+        assert served()   # (not busy: an answer of ada's server's API, 200)
+        held = holding(12)
+        try:
+            assert served(), "a client ada's server answered got nothing from the busy proxy"
+        finally:
+            for c in held:
+                c.close()
+    finally:
+        px.stop()
+    # and a kernel's websocket that kim's server took (101) makes the client known too
+    import websocket
+    ws_port = _echo_websockets()
+    px = _Proxy(f"http://127.0.0.1:{free_port()}/hub/error", "--busy=10", "--share=2",
+                "--per-address=50")
+    try:
+        assert px.route("/user/kim", target=f"http://127.0.0.1:{ws_port}") == 201
+        ws = websocket.create_connection(f"ws://127.0.0.1:{px.public}/user/kim/api/kernels/k/"
+                                         "channels", timeout=10)
+        ws.send("hello")
+        assert ws.recv() == "hello"
+        held = holding(12)
+        try:
+            assert px.get("/user/kim/api/status")[0] == 400, "the busy proxy closed it"
+        finally:   # (its echo's answer to no websocket: it was let through)
+            ws.close()
+            for c in held:
+                c.close()
+    finally:
+        px.stop()
+
+
+def _echo_websockets() -> int:
+    """A websocket server on loopback that sends back what it gets, in a thread; its port."""
+    import asyncio
+
+    import tornado.web
+    import tornado.websocket
+
+    class Echo(tornado.websocket.WebSocketHandler):
+        def on_message(self, message):
+            self.write_message(message)
+    said = []
+
+    def serve():
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        server = tornado.web.Application([(r".*", Echo)]).listen(0, "127.0.0.1")
+        said.append(next(iter(server._sockets.values())).getsockname()[1])
+        loop.run_forever()
+    threading.Thread(target=serve, daemon=True).start()
+    while not said:
+        time.sleep(0.05)
+    return said[0]
+
+
 def test_out_of_files_is_said_once_a_minute_not_per_try():
     import logging
     once = proxy._OncePerMinute()

@@ -57,8 +57,15 @@ PER_ADDRESS = 1000
 # whole, twice, so 500 requests for 60 kB URLs, no login needed, wrote 60 MB into root's
 # hub.log in 5 s (probe 14's S2-c). A browser's requests to the hub are some 2 kB
 HEADERS = 16 * 1024
-# what an address may still open once the proxy holds half the files it may open (BUSY)
+# what an address may still open once the proxy holds half the files it may open (BUSY),
+# unless an attendee's server answered it lately (KNOWN)
 SHARE = 64
+# clients (see client) an attendee's server answered as a logged-in attendee (its API, or a
+# kernel's websocket), and when: once the proxy is busy they keep their 1 000, not 64. Eleven
+# addresses without a login, 1 000 connections each, made the proxy busy, and then the room,
+# behind one NAT address with its 300, could open nothing, not a page nor a kernel (probe 15)
+KNOWN: dict[str, float] = {}
+KNOWN_FOR = 3600   # seconds (JupyterLab asks its server's API every few seconds)
 
 
 def main() -> int:
@@ -74,6 +81,7 @@ def main() -> int:
     idle = float(_take("--idle-timeout") or IDLE)
     body = float(_take("--body-timeout") or BODY)
     per_address = int(_take("--per-address") or PER_ADDRESS)
+    share = int(_take("--share") or SHARE)
     import resource
     busy = int(_take("--busy") or resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 2)
     context = None
@@ -87,7 +95,7 @@ def main() -> int:
         # the proxy's main makes its public server first, then its API's (the hub's alone)
         made.append(app)
         tls = {"ssl_options": context} if context and len(made) == 1 else {}
-        kind = _capped(plain, per_address, busy) if len(made) == 1 else plain
+        kind = _capped(plain, per_address, busy, share) if len(made) == 1 else plain
         return kind(app, **kw, **tls, idle_connection_timeout=idle, body_timeout=body,
                     max_header_size=HEADERS)
     cli.HTTPServer = server
@@ -124,12 +132,32 @@ def _capped(plain, most: int, busy: int, share: int = SHARE):
         def handle_stream(self, stream, address):
             host = client(address[0] if isinstance(address, tuple) and address else "")
             mine = self._holds(host)
-            if len(mine) >= most or (len(mine) >= share and self._total() >= busy):
+            if len(mine) >= most or (len(mine) >= share and self._total() >= busy
+                                     and not known(host)):
                 stream.close()
                 return
             self.held.setdefault(host, mine).add(stream)
             super().handle_stream(stream, address)
     return Capped
+
+
+def known(host: str) -> bool:
+    """Whether an attendee's server answered the client `host` lately (KNOWN)."""
+    when = KNOWN.get(host)
+    return when is not None and time.monotonic() - when < KNOWN_FOR
+
+
+def answered(remote_ip: str, prefix: str, path: str, code: int) -> None:
+    """A response the proxy sent: a server's answer to a logged-in attendee (a 2xx of its API,
+    whose every call needs a login, or a kernel's websocket, 101) makes the client known."""
+    if not prefix.startswith("/user/") or not (code == 101 or 200 <= code < 300):
+        return
+    rest = urllib.parse.unquote(path)[len(prefix):]
+    if code == 101 or (rest.startswith("/api/") and len(rest) > len("/api/")):
+        if len(KNOWN) > 10_000:   # (the stale ones go first)
+            for old in [h for h in KNOWN if not known(h)]:
+                del KNOWN[old]
+        KNOWN[client(remote_ip)] = time.monotonic()
 
 
 def client(host: str) -> str:
@@ -432,6 +460,17 @@ def _forward_to_owners_only() -> None:
             self.set_status(400)
             self.finish("A request's path cannot hold a NUL.\n")
     handlers.ProxyHandler.prepare = prepare
+
+    finished = handlers.ProxyHandler.on_finish
+
+    def prefix(handler) -> str:
+        return (getattr(handler, "target", None) or {}).get("prefix", "")
+
+    def on_finish(self):   # (a request's, and a websocket's as it is taken: 101)
+        finished(self)
+        answered(self.request.remote_ip or "", prefix(self), self.request.path,
+                 self.get_status())
+    handlers.ProxyHandler.on_finish = on_finish
 
 
 if __name__ == "__main__":
