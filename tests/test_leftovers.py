@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,7 @@ import psutil
 import pytest
 from conftest import tiny
 
-from workshop.tools import owned, paths
+from workshop.tools import errors, owned, paths
 
 pytestmark = [
     pytest.mark.robust,
@@ -520,6 +521,50 @@ def test_a_process_that_keeps_forking_ends_with_the_attendee(attendee, tmp_path)
             subprocess.run([sys.executable, "-c", f"import os\nos.setgid({uid})\n"
                             f"os.setuid({uid})\nos.kill(-1, 9)"], capture_output=True)
             time.sleep(0.1)
+
+
+@pytest.mark.hub
+def test_a_file_system_mounted_in_an_attendees_folders_is_left_as_it_is(attendee, tmp_path):
+    # probe 15 (low): root's bind mount inside an attendee's folder in /tmp had its files
+    # removed and was made 0700 (the removal opened it as a folder of theirs), and one inside
+    # their home went with userdel --remove. Now the user is not removed while their home
+    # holds a mount, and a folder holding one is left and named; what is mounted stays
+    from workshop.tools.hub import local
+    name, uid, home = attendee
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "attendees").write_text(name + "\n")
+    roots = []
+    for k in range(2):
+        r = tmp_path / f"roots{k}"
+        r.mkdir(mode=0o755)
+        (r / "keep.txt").write_text("root's")
+        roots.append(r)
+    theirs = Path(f"/tmp/{name}-m")
+    _as(name, "mkdir", "-p", str(theirs / "b"), str(home / "b"))
+    _as(name, "sh", "-c", f'echo x > "{theirs}/file"')
+    mounted = []
+    try:
+        for r, at in ((roots[0], home / "b"), (roots[1], theirs / "b")):
+            subprocess.run(["mount", "--bind", str(r), str(at)], check=True, timeout=30)
+            mounted.append(at)
+        with pytest.raises(errors.KitError, match=rf"could not remove {name} \(a file system "
+                           rf"is mounted in their home, at {re.escape(str(home / 'b'))}: "
+                           r"unmount it, then run --remove-attendees again\)"):
+            local.remove_attendees(state=state, quiet=True)
+        subprocess.run(["umount", str(home / "b")], check=True, timeout=30)
+        mounted.remove(home / "b")
+        with pytest.raises(errors.KitError, match=r"^removed the attendees' users, but 1 of "
+                           rf"their files could not be removed \(the first: '{theirs}'\)"):
+            local.remove_attendees(state=state, quiet=True)
+        for r in roots:
+            assert (r / "keep.txt").read_text() == "root's"
+            assert stat.S_IMODE(r.stat().st_mode) == 0o755, oct(r.stat().st_mode)
+    finally:
+        for at in mounted:
+            subprocess.run(["umount", str(at)], timeout=30)
+        shutil.rmtree(theirs, ignore_errors=True)
+    assert local.remove_attendees(state=state, quiet=True) == 0
 
 
 @pytest.mark.hub

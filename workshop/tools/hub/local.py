@@ -586,6 +586,11 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         end_processes([p for p in psutil.process_iter(["username"])
                        if p.info["username"] == name], grace=5)
         _end_every_process_of(name)
+        inside = _mounted_in_home(name)
+        if inside:   # (userdel's removal of the home goes into it: root's files there went)
+            failed.append(f"{name} (a file system is mounted in their home, at {inside}: "
+                          "unmount it, then run --remove-attendees again)")
+            continue
         r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
@@ -611,6 +616,19 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         print(f"hub: removed {len(names)} attendee(s) and their files"
               + (f": {', '.join(names)}" if names else ""))
     return 0
+
+
+def _mounted_in_home(name: str) -> str:
+    """The first mount point inside `name`'s home, or "" (probe 15: userdel --remove went into
+    root's bind mount there and removed its files)."""
+    from .. import owned
+    try:
+        home = Path(pwd.getpwnam(name).pw_dir)
+    except KeyError:
+        return ""
+    inside = sorted(m for m in owned.mount_points()
+                    if Path(m) == home or home in Path(m).parents)
+    return inside[0] if inside else ""
 
 
 def _end_every_process_of(name: str) -> None:
