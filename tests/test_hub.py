@@ -765,6 +765,7 @@ def test_the_presenter_logs_in_as_the_admin(room):
     (["--code-file", "/nonexistent/code"], "--code-file /nonexistent/code: No such file"),
     (["--ip", "10.254.254.254"], "--ip 10.254.254.254: not an address of this machine"),
     (["--ip", "no-such-host.invalid"], "--ip no-such-host.invalid: not an address of this"),
+    (["--ip", "::1"], "--ip ::1: an IPv6 address; the hub listens on IPv4 only (give an IPv4"),
 ])
 def test_bad_input_is_one_line(args, says):
     r = cli(*args)

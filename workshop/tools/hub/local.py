@@ -35,6 +35,7 @@ import errno
 import functools
 import grp
 import hashlib
+import ipaddress
 import json
 import os
 import pwd
@@ -482,6 +483,13 @@ def read_code_file(path: Path) -> str:
 def check_port(ip: str, port: int) -> None:
     if not 1 <= port <= 65535:
         raise errors.KitError(f"--port {port}: pick a port from 1 to 65535")
+    try:
+        v6 = bool(ip) and ipaddress.ip_address(ip.strip("[]")).version == 6
+    except ValueError:   # (a name: the bind below says whether it is this machine's)
+        v6 = False
+    if v6:   # (it said "not an address of this machine" of ::1: probe 15)
+        raise errors.KitError(f"--ip {ip}: an IPv6 address; the hub listens on IPv4 only (give "
+                              "an IPv4 address of this machine, or leave --ip out)")
     with socket.socket() as probe:
         try:
             probe.bind((ip or "0.0.0.0", port))
