@@ -472,7 +472,8 @@ def test_a_removal_that_left_files_says_so_and_the_next_searches_for_the_same_nu
     assert not (state / "removed-uids.json").exists() and not (state / "attendees").exists()
 
 
-def test_what_an_attendee_left_in_shared_memory_goes_as_their_server_starts(tmp_path):
+def test_what_an_attendee_left_in_shared_memory_goes_as_their_server_starts(tmp_path,
+                                                                          monkeypatch):
     # probe 13's M1: the shared-memory files of a stopped server are charged to its
     # attendee's capped group until they go (the hub test fills /dev/shm to the cap); here a
     # folder stands for /dev/shm, this user for the attendee, and nobody's file stays
@@ -489,7 +490,14 @@ def test_what_an_attendee_left_in_shared_memory_goes_as_their_server_starts(tmp_
     others.write_text("stays")
     if os.geteuid() == 0:
         os.chown(others, 65534, 65534)
+    from workshop.tools import owned
+    tried, remove_at = [], owned._remove_at
+    monkeypatch.setattr(owned, "_remove_at", lambda path, free: tried.append(path.name) or
+                        remove_at(path, free))
     gone = spawner.stale_shared_memory(getpass.getuser(), str(shm), str(table))
     assert sorted(gone) == [str(shm / "theirs"), str(shm / "theirs-dir")]
+    # (another's files are passed over by the listing's look: 600 000 of them, each opened
+    # from / in turn, held every attendee's start for 11 s, probe 15)
+    assert sorted(tried) == ["theirs", "theirs-dir"] or os.geteuid() != 0
     assert [p.name for p in shm.iterdir()] == ["someone-elses"] or os.geteuid() != 0
     assert spawner.stale_shared_memory("no-such-user-here", str(shm), str(table)) == []
