@@ -501,3 +501,22 @@ def test_what_an_attendee_left_in_shared_memory_goes_as_their_server_starts(tmp_
     assert sorted(tried) == ["theirs", "theirs-dir"] or os.geteuid() != 0
     assert [p.name for p in shm.iterdir()] == ["someone-elses"] or os.geteuid() != 0
     assert spawner.stale_shared_memory("no-such-user-here", str(shm), str(table)) == []
+
+
+def test_a_port_its_last_hub_stopped_on_a_moment_ago_is_free_and_a_listened_one_is_not():
+    # probe 15 (low): a hub started again within a minute of its stop was told "something
+    # already listens there": the port was held only by its closed connections (TIME_WAIT)
+    import socket
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = server.accept()
+        accepted.close()   # (the server's side closes first: its end waits, TIME_WAIT)
+        client.close()
+        with pytest.raises(errors.KitError, match=rf"^--port {port}: something already "
+                           r"listens there \(pick another\)$"):
+            local.check_port("127.0.0.1", port)
+    local.check_port("127.0.0.1", port)

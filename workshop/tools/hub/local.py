@@ -491,6 +491,9 @@ def check_port(ip: str, port: int) -> None:
         raise errors.KitError(f"--ip {ip}: an IPv6 address; the hub listens on IPv4 only (give "
                               "an IPv4 address of this machine, or leave --ip out)")
     with socket.socket() as probe:
+        # as the proxy binds: a port held only by closed connections waiting out their time
+        # (TIME_WAIT, a minute after a hub stopped) is free; one listened on is not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((ip or "0.0.0.0", port))
         except PermissionError:
