@@ -571,6 +571,25 @@ def _echo_websockets() -> int:
     return said[0]
 
 
+def test_a_websocket_asked_of_a_page_is_its_error_page_and_no_traceback(page):
+    # probe 15 (low): `Upgrade: websocket` to the hub's login page, no login needed, was a 503
+    # and a traceback of 12 lines in root's hub.log, per request
+    px = _Proxy(f"http://127.0.0.1:{page}/hub/error")   # (an error page that is there)
+    try:
+        assert px.route("/", target=f"http://127.0.0.1:{page}", hub=True) == 201
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", px.public)) as s:
+                s.sendall(b"GET /hub/login HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                          b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+                          b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                s.settimeout(10)
+                assert s.recv(12) == b"HTTP/1.1 503"
+        assert px.get("/hub/login") == (200, "the owner's page")
+    finally:
+        out = px.stop()
+    assert "Traceback" not in out and out.count("503 GET /hub/login") >= 3, out[-2000:]
+
+
 def test_out_of_files_is_said_once_a_minute_not_per_try():
     import logging
     once = proxy._OncePerMinute()

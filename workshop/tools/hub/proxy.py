@@ -472,6 +472,20 @@ def _forward_to_owners_only() -> None:
                  self.get_status())
     handlers.ProxyHandler.on_finish = on_finish
 
+    start_ws_client = handlers.ProxyHandler.start_ws_client
+
+    async def start_ws_client_quietly(self, path=None):
+        # a websocket asked of a page that is none (the hub's login, say): the error page is
+        # sent, and that is all. It went on to raise, and each such request, no login needed,
+        # wrote a traceback of 12 lines into root's hub.log (probe 15)
+        try:
+            await start_ws_client(self, path)
+        except Exception:
+            if not self._finished:
+                raise
+            self.ws_client = None
+    handlers.ProxyHandler.start_ws_client = start_ws_client_quietly
+
 
 if __name__ == "__main__":
     sys.exit(main())
