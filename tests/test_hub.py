@@ -112,9 +112,12 @@ def room(tmp_path_factory):
             raise
         left = [p for p in psutil.process_iter(["pid", "username", "cmdline"])
                 if p.info["username"] in users or _cwd(p) == str(state)]   # hub, proxy, culler
+        groups = [g for g in limits._folders(limits.mechanism(), limits.hub_group(state),
+                                             limits.CGROUP) if g.exists()]
         removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})
         assert proc.returncode == 130 and "interrupted" in err, err
         assert not left, f"the stopped hub left processes: {left}"
+        assert not groups, f"the stopped hub left its attendees' cgroups: {groups}"
         assert removed.returncode == 0, removed.stderr
         for user in users:
             with pytest.raises(KeyError):

@@ -618,6 +618,9 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
             f"removed the attendees' users, but {len(left)} of their files could not be "
             f"removed (the first: {paths.short(left[0])!r}): see to it, then run "
             "--remove-attendees again (it searches for their numbers again)")
+    # and the hub's groups of their caps, if its stop left them (a group still used stays:
+    # probe 15 found them after a hub stopped with processes of theirs still running)
+    limits.remove_groups(limits.mechanism(), limits.hub_group(state))
     # the names are free again, and nothing of this workshop opens the next one: not its
     # code, nor a browser's claim (signed with the cookie secret)
     for made in ("attendees", "jupyterhub.sqlite", "cookie_secret", "generated-code",
