@@ -596,7 +596,7 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     for name in names:   # userdel refuses a user who still runs
         end_processes([p for p in psutil.process_iter(["username"])
                        if p.info["username"] == name], grace=5)
-        _end_every_process_of(name)
+        end_every_process_of(name)
         inside = _mounted_in_home(name)
         if inside:   # (userdel's removal of the home goes into it: root's files there went)
             failed.append(f"{name} (a file system is mounted in their home, at {inside}: "
@@ -645,7 +645,7 @@ def _mounted_in_home(name: str) -> str:
     return inside[0] if inside else ""
 
 
-def _end_every_process_of(name: str) -> None:
+def end_every_process_of(name: str) -> None:
     """What is left of `name`'s processes ended (owned.end_processes_of)."""
     from .. import owned
     try:
@@ -873,7 +873,7 @@ class Hub:
         # and what an attendee started and detached from their server (`setsid -f`): it
         # outlived the server and the hub, in their group, with its memory (probe 14's M1-b)
         for name in attendees_made(self.state):
-            _end_every_process_of(name)
+            end_every_process_of(name)
         limits.remove_groups(self.caps, self.cgroup)
         self._log.close()
         for made in ("attendee-code", ROOM_MARK):

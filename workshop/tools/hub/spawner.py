@@ -11,6 +11,7 @@ from pathlib import Path
 from jupyterhub.spawner import LocalProcessSpawner
 
 from . import limits
+from .local import end_every_process_of
 
 
 class CappedSpawner(LocalProcessSpawner):
@@ -55,11 +56,11 @@ class CappedSpawner(LocalProcessSpawner):
         import asyncio
         await super().stop(now=now)
         if os.geteuid() == 0:   # (the kit's hub runs as root)
-            await asyncio.to_thread(_end_processes, self.user.name)
+            await asyncio.to_thread(end_every_process_of, self.user.name)
 
 
 def _left_of_the_last_server(name: str) -> None:
-    _end_processes(name)   # (none runs now but what outlived their last server)
+    end_every_process_of(name)   # (none runs now but what outlived their last server)
     stale_shared_memory(name)
 
 
@@ -85,17 +86,6 @@ def _session_keyring_call():
 
 
 KEYCTL_JOIN_SESSION_KEYRING = 1
-
-
-def _end_processes(name: str) -> None:
-    import pwd
-
-    from .. import owned
-    try:
-        user = pwd.getpwnam(name)
-    except KeyError:
-        return
-    owned.end_processes_of(user.pw_uid, user.pw_gid)
 
 
 SHM = "/dev/shm"
