@@ -562,6 +562,45 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room, m
         shutil.rmtree(wrapped)
 
 
+def test_the_materials_update_runs_as_the_attendee_in_a_keyring_of_its_own(room):
+    # probe 16 (medium): --update-materials ran each attendee's update with the session keyring
+    # of the presenter's terminal (root's, after su - or a login); a process of the attendee's
+    # traced it, linked that keyring into their own and read and cleared root's keys. The
+    # push runs here from a process whose session keyring holds a key of root's; the
+    # attendee's update, wrapped, looks for it
+    if os.uname().machine != "x86_64":
+        pytest.skip("the keyring's system calls are numbered here for x86_64")
+    ada = room["people"][0]
+    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped-keys"
+    shutil.rmtree(wrapped, ignore_errors=True)
+    python = wrapped / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
+    search, said = wrapped / "search.py", Path(f"/tmp/{ada.user}-update-keys")
+    said.unlink(missing_ok=True)
+    search.write_text(f"import ctypes\nlibc = ctypes.CDLL(None)\n"
+                      f"print(libc.syscall({KEYCTL}, {KEYCTL_SEARCH}, {SESSION_KEYRING}, "
+                      f"b'user', {ROOTS_KEY!r}, 0) > 0)\n")
+    lib = f"LD_LIBRARY_PATH={hub.libdir(real.parent.parent)}"
+    python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {ada.user} ] && {lib} {real} {search} > {said}\n'
+                      f'{lib} exec {real} "$@"\n')
+    python.chmod(0o755)
+    hub._readable(wrapped)
+    materials = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "materials"
+    try:
+        p = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
+                            "from workshop.tools.hub import local\n"
+                            "local.push_materials(*map(Path, sys.argv[1:]))",
+                            str(room["state"]), str(wrapped), str(materials)], cwd=paths.ROOT,
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=_in_a_session_keyring_with_a_key_of_roots)
+        assert p.returncode == 0, p.stderr
+        assert said.read_text() == "False\n", "the attendee's update found root's key"
+    finally:
+        shutil.rmtree(wrapped)
+        said.unlink(missing_ok=True)
+
+
 def test_two_browsers_claiming_one_name_at_once_get_it_once(room):
     from concurrent.futures import ThreadPoolExecutor
     tries = [hubload.Attendee(room["base"], "twin", room["code"]) for _ in range(4)]

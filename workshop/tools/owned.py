@@ -112,9 +112,31 @@ def end_processes_of(uid: int, gid: int) -> bool:
             return True
         subprocess.run(["/bin/sh", "-c", "kill -KILL -1"], user=uid, group=gid,
                        extra_groups=[], cwd="/", env={"PATH": "/usr/bin:/bin"},
+                       preexec_fn=keyring_of_its_own(),
                        capture_output=True, timeout=30)
         time.sleep(0.1)
     return not left()
+
+
+def keyring_of_its_own():
+    """A function for a child's preexec_fn, called once it is the user it runs as: a session
+    keyring of its own, new and empty. Each process the hub runs as an attendee (their server
+    and kernels, their materials' update, the kill of their processes) had the keyring of
+    whoever started the hub or the command (a login by su -, login or runuser -l, or a systemd
+    service, makes one): each attendee read root's keys in it, another attendee's, and could
+    clear it (probe 15, through their server; probe 16, through the update, which any process
+    of theirs may trace). Where keyctl is refused (a container's seccomp) there are none."""
+    import ctypes
+    number = KEYCTL.get(os.uname().machine)
+    if number is None:
+        return lambda: None
+    libc = ctypes.CDLL(None, use_errno=True)   # (loaded here: the child only makes the call)
+
+    def join() -> None:
+        if libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and \
+                ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(ctypes.get_errno(), "could not give the process a keyring of its own")
+    return join
 
 
 def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:
@@ -172,7 +194,7 @@ def _remove_mqueues(free: set[int]) -> list[str]:
 
 # keyctl's system call, by machine (glibc has no wrapper), and its words
 KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 283, "s390x": 280, "riscv64": 219}
-KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 21, 22
+KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT, KEYCTL_JOIN_SESSION_KEYRING = 21, 22, 1
 USER_KEYRING, USER_SESSION_KEYRING, PROCESS_KEYRING = -4, -5, -2
 
 

@@ -53,7 +53,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import errors, paths
+from .. import errors, owned, paths
 from . import limits, update
 from .login import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN  # noqa: F401 (the login's)
 
@@ -159,6 +159,7 @@ def runs_as_nobody(cmd: list[str], libdir: str = "") -> bool:
     env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir} if libdir else {})}
     try:
         return subprocess.run(cmd, user=NOBODY, group=NOBODY, cwd="/", env=env,
+                              preexec_fn=owned.keyring_of_its_own(),
                               stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=120).returncode == 0
     except (OSError, subprocess.SubprocessError):
@@ -609,7 +610,6 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         raise errors.KitError(f"could not remove {', '.join(failed)}")
     # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
     # homes, and the next user made gets a freed uid and with it what was left (owned.py)
-    from .. import owned
     left: list[Path] = []
     owned.remove_owned(uids, left=left)
     owned.remove_ipc(uids)   # (shared memory and the like: no file, the same threat)
@@ -635,7 +635,6 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
 def _mounted_in_home(name: str) -> str:
     """The first mount point inside `name`'s home, or "" (probe 15: userdel --remove went into
     root's bind mount there and removed its files)."""
-    from .. import owned
     try:
         home = Path(pwd.getpwnam(name).pw_dir)
     except KeyError:
@@ -647,7 +646,6 @@ def _mounted_in_home(name: str) -> str:
 
 def end_every_process_of(name: str) -> None:
     """What is left of `name`'s processes ended (owned.end_processes_of)."""
-    from .. import owned
     try:
         user = pwd.getpwnam(name)
     except KeyError:
@@ -695,6 +693,7 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
             r = subprocess.run([str(venv / "bin" / "python"), "-I", "-m",
                                 "workshop.tools.hub.update", str(materials)],
                                user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
+                               preexec_fn=owned.keyring_of_its_own(),
                                env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
                                capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
             if r.returncode != 0:

@@ -4,12 +4,12 @@ which LocalProcessSpawner itself does not enforce. Imported by hub/config.py ins
 which runs as root."""
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 
+from .. import owned
 from . import limits
 from .local import end_every_process_of
 
@@ -23,7 +23,7 @@ class CappedSpawner(LocalProcessSpawner):
             procs = [str(p) for p in limits.make_group(
                 kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
                 float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))]
-        own_keyring = _session_keyring_call()
+        own_keyring = owned.keyring_of_its_own()
 
         def preexec():
             # in the child, still root: join the group, then become the attendee (whose
@@ -62,30 +62,6 @@ class CappedSpawner(LocalProcessSpawner):
 def _left_of_the_last_server(name: str) -> None:
     end_every_process_of(name)   # (none runs now but what outlived their last server)
     stale_shared_memory(name)
-
-
-def _session_keyring_call():
-    """What the attendee's server calls as it starts, as the attendee: a session keyring of its
-    own, new and empty, for it and its kernels. They had the hub's, the session keyring of
-    whoever started it (a login by su -, login or runuser -l, or a systemd service, makes one):
-    each attendee read root's keys in it, another attendee's, and could clear it (probe 15)."""
-    import ctypes
-
-    from .. import owned
-    number = owned.KEYCTL.get(os.uname().machine)
-    if number is None:
-        return lambda: None
-    libc = ctypes.CDLL(None, use_errno=True)   # (loaded here: the child only makes the call)
-
-    def join() -> None:
-        if libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and \
-                ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):   # (no keyrings here:
-            raise OSError(ctypes.get_errno(),  # a container's seccomp, as Docker's, refuses)
-                          "could not give the server a keyring of its own")
-    return join
-
-
-KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
 SHM = "/dev/shm"
