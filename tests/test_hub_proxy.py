@@ -35,6 +35,11 @@ class _Page(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_OPTIONS(self):   # (as jupyter_server answers a CORS preflight: 200, no login)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def log_message(self, *args):
         pass
 
@@ -491,6 +496,9 @@ def test_a_client_an_attendees_server_answered_keeps_its_connections_when_the_pr
                                ("/user/ada", "/user/ada/lab", 302)):
         proxy.answered("10.9.9.9", prefix, path, code)
         assert not proxy.known("10.9.9.9"), (prefix, path, code)
+    for method in ("OPTIONS", "HEAD"):   # (a CORS preflight needs no login: probe 16)
+        proxy.answered("10.9.9.9", "/user/ada", "/user/ada/api/status", 200, method)
+        assert not proxy.known("10.9.9.9"), method
     proxy.answered("10.9.9.9", "/user/ada", "/user/ada/api/kernels", 200)
     proxy.answered("2001:db8::7", "/user/kim", "/user/kim/terminals/websocket/1", 101)
     assert proxy.known("10.9.9.9") and proxy.known("2001:db8::/64")
@@ -509,6 +517,9 @@ def test_a_client_an_attendees_server_answered_keeps_its_connections_when_the_pr
         return held
     try:
         assert px.route("/user/ada", target=f"http://127.0.0.1:{page}") == 201
+        preflight = urllib.request.Request(f"http://127.0.0.1:{px.public}/user/ada/api/status",
+                                           method="OPTIONS")
+        assert urllib.request.urlopen(preflight, timeout=10).status == 200   # (no login)
         held = holding(12)
         try:
             assert not served(), "the busy proxy let a client without a login past its share"

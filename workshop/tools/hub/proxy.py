@@ -147,9 +147,12 @@ def known(host: str) -> bool:
     return when is not None and time.monotonic() - when < KNOWN_FOR
 
 
-def answered(remote_ip: str, prefix: str, path: str, code: int) -> None:
-    """A response the proxy sent: a server's answer to a logged-in attendee (a 2xx of its API,
-    whose every call needs a login, or a kernel's websocket, 101) makes the client known."""
+def answered(remote_ip: str, prefix: str, path: str, code: int, method: str = "GET") -> None:
+    """A response the proxy sent: a server's answer to a logged-in attendee (a 2xx of its API
+    to a method that needs a login, or a kernel's websocket, 101) makes the client known. Not
+    OPTIONS nor HEAD: jupyter_server answers a CORS preflight to anyone, 200 (probe 16)."""
+    if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        return
     if not prefix.startswith("/user/") or not (code == 101 or 200 <= code < 300):
         return
     rest = urllib.parse.unquote(path)[len(prefix):]
@@ -469,7 +472,7 @@ def _forward_to_owners_only() -> None:
     def on_finish(self):   # (a request's, and a websocket's as it is taken: 101)
         finished(self)
         answered(self.request.remote_ip or "", prefix(self), self.request.path,
-                 self.get_status())
+                 self.get_status(), self.request.method or "")
     handlers.ProxyHandler.on_finish = on_finish
 
     start_ws_client = handlers.ProxyHandler.start_ws_client
