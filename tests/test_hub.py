@@ -276,6 +276,19 @@ def test_what_an_attendees_kernel_writes_goes_to_their_home_not_roots_log(room):
     assert forged not in (room["state"] / "hub.log").read_text(errors="replace")
 
 
+def test_a_long_url_without_a_login_writes_a_short_line_to_roots_log(room):
+    # probe 16 (low): URLs just under the proxy's 16 KiB were logged whole, by the proxy and
+    # by the hub: 10 MB a second of root's hub.log from one client without a login
+    import requests
+    log = room["state"] / "hub.log"
+    before = log.stat().st_size
+    for _ in range(5):
+        assert requests.get(f"{room['base']}/hub/{'a' * 15_000}", timeout=60).status_code == 404
+    time.sleep(1)   # (the proxy's lines, written by another process)
+    grew = log.stat().st_size - before
+    assert grew < 5 * 2_000, f"5 requests wrote {grew} bytes of root's log"
+
+
 def test_a_runaway_attendee_is_ended_at_their_cap_and_the_others_kernel_runs(room):
     # ada allocates past her 1 GiB: the kernel doing it is ended inside her group; her server,
     # kim's kernel and what kim defined in it are still there

@@ -401,8 +401,13 @@ def test_a_body_that_never_comes_is_closed_and_one_address_holds_its_share_at_mo
             long.settimeout(10)
             assert long.recv(1) == b"", "the proxy took a request line of 60 kB"
         assert px.get("/hub/" + "a" * 8_000) == (200, "the owner's page")
+        assert px.get("/hub/static/%00" + "b" * 15_000)[0] == 400
     finally:
-        px.stop()
+        out = px.stop()
+    # and each line of its log is cut short (URLs just under the limit, logged whole, wrote
+    # 10 MB a second of root's hub.log: probe 16)
+    assert "b" * 300 in out and max(map(len, out.splitlines())) < 600, \
+        max(map(len, out.splitlines()))
 
 
 def test_an_address_holds_its_share_websockets_counted_and_less_once_the_proxy_is_busy():

@@ -1,6 +1,7 @@
 """JupyterHub's configuration for `python -m workshop hub` (hub.py starts JupyterHub with
 `-f` this file, and the WORKSHOP_HUB_* variables; the codes are read from files in the hub's
 state folder, never passed). Runs inside JupyterHub, which gives `c`."""
+import logging
 import os
 import sys
 from pathlib import Path
@@ -9,8 +10,11 @@ from workshop.labs import room
 from workshop.tools.hub import course
 from workshop.tools.hub.local import PRESENTER, SITE_PATH, libdir
 from workshop.tools.hub.login import ANNOUNCEMENT
+from workshop.tools.hub.proxy import ShortLines
 
 c = get_config()  # noqa: F821 (JupyterHub's loader defines it)
+# each request's line in root's hub.log cut short (a URL of 16 KiB was logged whole: probe 16)
+logging.getLogger("tornado.access").addFilter(ShortLines())
 state = Path(os.environ["WORKSHOP_HUB_STATE"])
 venv = Path(os.environ["WORKSHOP_HUB_VENV"])
 hub_port, api_port = map(int, os.environ["WORKSHOP_HUB_INTERNAL_PORTS"].split(","))
