@@ -677,8 +677,16 @@ def test_a_name_another_hub_left_on_the_machine_is_refused_and_named_at_the_star
         with pytest.raises(hubload.LoginRefused) as e:
             hubload.Attendee(room["base"], name, room["code"]).login()
         assert str(e.value) == hub.TAKEN.format(name=name)
+        # and a local account named so that no hub made (probe 16: an attendee logged in as
+        # it and read its files)
+        subprocess.run(["useradd", "--create-home", "--comment", "Some local user",
+                        hub.PREFIX + name + "x"], check=True, capture_output=True)
+        with pytest.raises(hubload.LoginRefused) as e:
+            hubload.Attendee(room["base"], name + "x", room["code"]).login()
+        assert str(e.value) == hub.TAKEN.format(name=name + "x")
     finally:
-        subprocess.run(["userdel", "--remove", hub.PREFIX + name], capture_output=True)
+        for user in (name, name + "x"):
+            subprocess.run(["userdel", "--remove", hub.PREFIX + user], capture_output=True)
 
 
 def test_the_browser_that_claimed_a_name_logs_in_again_after_log_out(room):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from traitlets import Unicode
 
-from .local import ATTENDEE, others_attendees, record_attendee
+from .local import ATTENDEE, attendees_made, record_attendee
 from .login import ClaimedNameAuthenticator
 
 
@@ -25,8 +25,14 @@ class WorkshopAuthenticator(ClaimedNameAuthenticator):
     def name_free(self, name):
         """Not a system user this hub did not make: one a killed hub made, or a hub with
         another state, holds an earlier attendee's home and files (and this hub would neither
-        push to it nor remove it). The hub's start names them (local.others_attendees)."""
-        return name not in others_attendees(Path(self.attendee_log).parent)
+        push to it nor remove it; the hub's start names those), and any other local user
+        named ws-NAME is someone's account (probe 16: an attendee logged in as it and read
+        its files)."""
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            return True
+        return name in attendees_made(Path(self.attendee_log).parent)
 
     def add_user(self, user):
         """A system user for each hub user, made once (and kept when the hub user is
