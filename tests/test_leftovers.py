@@ -111,9 +111,10 @@ def test_a_build_stopped_by_ctrl_c_while_it_prints_leaves_nothing_in_tmp(tmp, in
     def started() -> bool:
         if when == "printing":
             return _chromium_under(p.pid)
-        if when == "executing":
-            return _under(p.pid, "ipykernel")
-        return any(n.startswith("workshop-print-") for n in os.listdir(tmp))
+        printer = any(n.startswith("workshop-print-") for n in os.listdir(tmp))
+        if when == "executing":   # (and the printer, started beside the run: on a loaded
+            return printer and _under(p.pid, "ipykernel")   # machine, after the kernel)
+        return printer
     while time.monotonic() < end and p.poll() is None and not started():
         time.sleep(0.01)
     if when == "printing":
