@@ -569,6 +569,35 @@ def test_a_file_system_mounted_in_an_attendees_folders_is_left_as_it_is(attendee
 
 
 @pytest.mark.hub
+def test_a_process_that_stops_the_kill_ends_with_the_attendee_all_the_same(attendee):
+    # probe 16's M1-d (medium): the kill of every process of an attendee's was a helper run as
+    # them (`sh -c "kill -KILL -1"`), and a process of theirs stopped it (SIGSTOP) before it
+    # killed: it outlived the server's stop and the hub's, a stop waited for good, and the
+    # hub's Ctrl-C ended on a traceback. Here a process of theirs stops every other process
+    # of theirs, over and over; the kill is one they cannot stop
+    import threading
+    name, uid, home = attendee
+    stopper = subprocess.Popen(["/usr/bin/python3", "-c", "import os, signal\nwhile True:\n"
+                                "    try:\n        os.kill(-1, signal.SIGSTOP)\n"
+                                "    except OSError:\n        pass"],
+                               user=uid, group=uid, extra_groups=[], cwd="/",
+                               start_new_session=True)
+    try:
+        time.sleep(0.5)
+        said = []
+        ending = threading.Thread(target=lambda: said.append(owned.end_processes_of(uid, uid)),
+                                  daemon=True)
+        ending.start()
+        ending.join(60)
+        assert not ending.is_alive(), "the kill of the attendee's processes did not end"
+        assert said == [True] and stopper.wait(10) == -signal.SIGKILL
+    finally:
+        if stopper.poll() is None:
+            stopper.kill()
+            stopper.wait(10)
+
+
+@pytest.mark.hub
 def test_the_hubs_remove_attendees_takes_their_files_outside_their_homes(attendee, tmp_path):
     # hub --remove-attendees on an attendee the hub's state lists: the user, its home and
     # what it left in /tmp and /dev/shm all go; someone else's file beside them stays

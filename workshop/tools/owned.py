@@ -99,23 +99,61 @@ def end_processes_of(uid: int, gid: int) -> bool:
     in which none can fork (probe 10: a process that forked and let its parent exit escaped a
     list then a kill). At a removal, at an attendee's server's stop and start, and at the
     hub's stop: a process detached from a cell (`setsid -f`) outlived the server that started
-    it, with its memory charged to the attendee's cap (probe 14). Whether none is left."""
+    it, with its memory charged to the attendee's cap (probe 14). Whether none is left.
+
+    The kill is sent by a child of this process that the attendee cannot signal or trace:
+    its effective id is theirs, its real and saved ids a number no process has (a signal
+    needs the sender's real or effective id to be the target's real or saved one). A helper
+    run as the attendee (`sh -c "kill -KILL -1"`) was stopped by a process of theirs before it
+    killed: the process outlived the server and the hub, a stop waited for good, and the
+    hub's Ctrl-C ended on a traceback (probe 16)."""
     import time
 
     import psutil
 
-    def left() -> bool:
+    def left() -> bool:   # (an ended process its parent has not yet waited for is gone)
         return any(p.info["uids"] and uid in p.info["uids"]
-                   for p in psutil.process_iter(["uids"]))
+                   and p.info["status"] != psutil.STATUS_ZOMBIE
+                   for p in psutil.process_iter(["uids", "status"]))
     for _ in range(20):
         if not left():
             return True
-        subprocess.run(["/bin/sh", "-c", "kill -KILL -1"], user=uid, group=gid,
-                       extra_groups=[], cwd="/", env={"PATH": "/usr/bin:/bin"},
-                       preexec_fn=keyring_of_its_own(),
-                       capture_output=True, timeout=30)
+        _kill_every_process_as(uid, gid, _nobodys_number())
         time.sleep(0.1)
     return not left()
+
+
+def _nobodys_number() -> int:
+    """A user id that no process and no user has (the killer's real and saved id)."""
+    import pwd
+
+    import psutil
+    held = {u for p in psutil.process_iter(["uids"]) if p.info["uids"] for u in p.info["uids"]}
+    for candidate in range(2**31 - 2, 2**31 - 1000, -1):
+        try:
+            pwd.getpwuid(candidate)
+        except KeyError:
+            if candidate not in held:
+                return candidate
+    raise OSError(errno.EAGAIN, "no free user id for the kill")
+
+
+def _kill_every_process_as(uid: int, gid: int, other: int) -> None:
+    """kill(-1, SIGKILL) from a child whose effective id is `uid` and real and saved `other`:
+    it reaches every process whose real or saved id is `uid` (or `other`, which none has), and
+    no process of `uid`'s may signal it. It makes system calls only, and never runs a program."""
+    import signal
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(other, gid, other)
+            os.setresuid(other, uid, other)
+            os.kill(-1, signal.SIGKILL)
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    os.waitpid(pid, 0)
 
 
 def keyring_of_its_own():
