@@ -110,8 +110,10 @@ def room(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             raise
-        left = [p for p in psutil.process_iter(["pid", "username", "cmdline"])
-                if p.info["username"] in users or _cwd(p) == str(state)]   # hub, proxy, culler
+        left = [p for p in psutil.process_iter(["pid", "username", "cmdline", "status"])
+                if (p.info["username"] in users or _cwd(p) == str(state))   # hub, proxy, culler
+                and p.info["status"] != psutil.STATUS_ZOMBIE]   # (ended: init waits for it)
+        left = psutil.wait_procs(left, timeout=2)[1]   # (and one that was ending as we looked)
         groups = [g for g in limits._folders(limits.mechanism(), limits.hub_group(state),
                                              limits.CGROUP) if g.exists()]
         removed = cli("--remove-attendees", env={"WORKSHOP_HUB_STATE": str(state)})

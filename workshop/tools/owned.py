@@ -115,11 +115,11 @@ def end_processes_of(uid: int, gid: int) -> bool:
         return any(p.info["uids"] and uid in p.info["uids"]
                    and p.info["status"] != psutil.STATUS_ZOMBIE
                    for p in psutil.process_iter(["uids", "status"]))
-    for _ in range(20):
+    for _ in range(20):   # (the kill first: a process that keeps forking, each one living a
+        _kill_every_process_as(uid, gid, _nobodys_number())   # moment, escapes a look)
+        time.sleep(0.1)
         if not left():
             return True
-        _kill_every_process_as(uid, gid, _nobodys_number())
-        time.sleep(0.1)
     return not left()
 
 
