@@ -274,4 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print(f"{ap.prog} {args.cmd}: interrupted", file=sys.stderr)
+        # and nothing after it of what the Ctrl-C cut off half made: an event loop stopped in
+        # its own making said "Exception ignored in BaseEventLoop.__del__" and a traceback as
+        # Python collected it (CI's rehearsal, a Ctrl-C as the build's printer started)
+        sys.unraisablehook = lambda unraisable: None
         return 130
