@@ -115,8 +115,9 @@ def end_processes_of(uid: int, gid: int) -> bool:
         return any(p.info["uids"] and uid in p.info["uids"]
                    and p.info["status"] != psutil.STATUS_ZOMBIE
                    for p in psutil.process_iter(["uids", "status"]))
+    other = _nobodys_number()
     for _ in range(20):   # (the kill first: a process that keeps forking, each one living a
-        _kill_every_process_as(uid, gid, _nobodys_number())   # moment, escapes a look)
+        _kill_every_process_as(uid, gid, other)   # moment, escapes a look)
         time.sleep(0.1)
         if not left():
             return True

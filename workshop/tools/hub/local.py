@@ -973,8 +973,9 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
             print("hub: the room view is on: each attendee's lab checks record pass or fail "
                   "per task (nothing of their answers); sudo scripts/hub --room shows them",
                   flush=True)
-        if others_line(hub.state):
-            print(others_line(hub.state), flush=True)
+        others = others_line(hub.state)
+        if others:
+            print(others, flush=True)
         while hub.proc.poll() is None:
             time.sleep(1)
         raise errors.KitError(f"JupyterHub stopped ({hub.proc.returncode}): "

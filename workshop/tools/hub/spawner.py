@@ -44,7 +44,7 @@ class CappedSpawner(LocalProcessSpawner):
         its event loop, 250 000 folders in /dev/shm stopped every login and start for 11 s,
         probe 15)."""
         import asyncio
-        if os.environ.get("WORKSHOP_HUB_CAPS"):
+        if os.geteuid() == 0:   # (the kit's hub runs as root; as stop())
             await asyncio.to_thread(_left_of_the_last_server, self.user.name)
         return await super().start()
 
