@@ -416,3 +416,39 @@ def test_a_ctrl_c_as_a_command_starts_is_one_line():
     p = subprocess.run([sys.executable, "-c", EARLY_CTRL_C], capture_output=True, text=True,
                        cwd=paths.ROOT, timeout=120)
     assert (p.returncode, p.stderr) == (130, "workshop: interrupted\n"), (p.returncode, p.stderr)
+
+
+def test_a_kit_kernel_starts_deaf_to_ctrl_c_and_a_cell_still_hears_its_interrupt(tmp_path):
+    # CI's rehearsal: a build's Ctrl-C as its kernel started; the kernel's shutdown sends it
+    # SIGINT first (jupyter_client), and in its own imports Python printed a KeyboardInterrupt
+    # traceback under the build's one line. Its kernels now start with SIGINT ignored, as
+    # ipykernel sets it once started; a running cell still takes its interrupt
+    import re
+    import signal
+    import time
+
+    from workshop.tools.kernel import fresh_kernel_manager
+    said = tmp_path / "stderr"
+    with fresh_kernel_manager() as km, said.open("w") as stderr:
+        km.start_kernel(stderr=stderr)
+        process = km.provisioner.process
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        assert int(re.search(r"SigIgn:\s*(\w+)", status)[1], 16) & 1 << signal.SIGINT - 1
+        for _ in range(30):   # interrupts all through its start (imports, ~1 s)
+            km.interrupt_kernel()
+            time.sleep(0.05)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            msg_id = kc.execute("import time; time.sleep(60)")
+            time.sleep(1)
+            km.interrupt_kernel()
+            reply = kc.get_shell_msg(timeout=30)
+            assert reply["parent_header"]["msg_id"] == msg_id
+            assert reply["content"].get("ename") == "KeyboardInterrupt", reply["content"]
+        finally:
+            kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    err = said.read_text()
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err

@@ -19,7 +19,7 @@ def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3
     """
     from jupyter_client.manager import AsyncKernelManager, KernelManager
     from jupyter_core.utils import run_sync
-    cls = AsyncKernelManager if asynchronous else KernelManager
+    cls = _starting_without_ctrl_c(AsyncKernelManager if asynchronous else KernelManager)
     with tempfile.TemporaryDirectory(prefix="workshop-kernel-", dir=_socket_base()) as sockets:
         km = cls(kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/ipc")
         try:
@@ -29,6 +29,21 @@ def fresh_kernel_manager(asynchronous: bool = False, kernel_name: str = "python3
                 km.shutdown_wait_time = 3.0
                 stop = run_sync(km.shutdown_kernel) if asynchronous else km.shutdown_kernel
                 stop(now=not gracefully)
+
+
+def _starting_without_ctrl_c(cls):
+    """`cls`, whose kernel starts with SIGINT ignored (as a shell's `trap '' INT` leaves it
+    across exec), as ipykernel sets it itself once started (`init_signal`); it takes SIGINT,
+    its interrupt, only while it runs a request. A shutdown interrupts the kernel first
+    (jupyter_client): a Ctrl-C as a build's kernel started reached it in its own imports, and
+    it printed Python's KeyboardInterrupt traceback under the build's one line (CI's
+    rehearsal). Any kernel spec's command, through /bin/sh's exec: the same process."""
+    class Manager(cls):
+        def format_kernel_cmd(self, extra_arguments=None):
+            return ["/bin/sh", "-c", "trap '' INT; exec \"$@\"", "sh",
+                    *super().format_kernel_cmd(extra_arguments)]
+    Manager.__name__ = Manager.__qualname__ = cls.__name__
+    return Manager
 
 
 # a Unix socket's path holds 107 bytes at most (Linux; 103 on macOS): the kernel's five are
