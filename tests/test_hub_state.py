@@ -520,3 +520,64 @@ def test_a_port_its_last_hub_stopped_on_a_moment_ago_is_free_and_a_listened_one_
                            r"listens there \(pick another\)$"):
             local.check_port("127.0.0.1", port)
     local.check_port("127.0.0.1", port)
+
+
+def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_path,
+                                                                           monkeypatch):
+    # probe 16's R-left (low): the guard of a removal that left files was its state folder; a
+    # hub on another state made its next attendee with the freed number, who read the files.
+    # The numbers are now held by placeholder users until a removal, with any state, clears
+    # what was left
+    import os
+    import pwd
+    import subprocess
+
+    from workshop.tools import owned
+    from workshop.tools.hub import auth
+    if os.geteuid() != 0:
+        pytest.skip("users made and removed: as root")
+    first, other, third = (tmp_path / n for n in ("first", "other", "third"))
+    for state in (first, other, third):
+        state.mkdir(mode=0o700)
+    disk = tmp_path / "disk"   # the machine's file systems, for the search (owned.searched)
+    disk.mkdir(mode=0o1777)
+    monkeypatch.setattr(owned, "searched", lambda: [str(disk)])
+    stuck, real_remove_at = {"on": True}, owned._remove_at
+
+    def remove_at(path, free):   # a file the removal cannot remove, until it can
+        if stuck["on"] and path.name == "stuck":
+            raise OSError(16, "busy")
+        return real_remove_at(path, free)
+    monkeypatch.setattr(owned, "_remove_at", remove_at)
+    names = ["ws-rlefta", "ws-rleftb"]
+    try:
+        auth.make_system_user(names[0], str(first / "attendees"))
+        gone = pwd.getpwnam(names[0])
+        for f in ("stuck", "private"):
+            (disk / f).write_text("theirs")
+            os.chown(disk / f, gone.pw_uid, gone.pw_gid)
+        with pytest.raises(errors.KitError, match=r"^removed the attendees' users, but 1 of "
+                           r"their files could not be removed"):
+            local.remove_attendees(state=first, quiet=True)
+        held = pwd.getpwuid(gone.pw_uid)
+        assert (held.pw_name, held.pw_gecos) == (f"ws-left-{gone.pw_uid}", owned.PLACEHOLDER)
+        assert held.pw_shell.endswith("nologin") and not os.path.exists(held.pw_dir)
+        assert [p.name for p in disk.iterdir()] == ["stuck"]   # (the rest went)
+        # another hub's next attendee: another number, not the file
+        auth.make_system_user(names[1], str(other / "attendees"))
+        assert pwd.getpwnam(names[1]).pw_uid != gone.pw_uid
+        line = local.others_line(other)
+        assert (f"hub: 1 removed attendee(s)' files are still on this machine (their numbers "
+                f"held by ws-left-{gone.pw_uid}, so no new user gets them)") in line, line
+        # the file can go now: a removal with a state that knows nothing of them clears it
+        stuck["on"] = False
+        assert local.remove_attendees(state=third, quiet=True) == 0
+        assert list(disk.iterdir()) == []
+        with pytest.raises(KeyError):
+            pwd.getpwuid(gone.pw_uid)
+        assert "removed attendee(s)' files" not in local.others_line(other)
+        assert pwd.getpwnam(names[1])   # (the other hub's attendee stays)
+    finally:
+        for name in names + [f"ws-left-{u.pw_uid}" for u in pwd.getpwall()
+                             if u.pw_gecos == owned.PLACEHOLDER]:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)

@@ -52,16 +52,67 @@ def owned_by(uids: set[int], mounts: list[str] | None = None) -> list[Path]:
 
 
 def _unclaimed(uids: set[int]) -> set[int]:
-    """The numbers no user has now: one given to a user made since (a second hub, hub-load's
-    scratch room, a test beside) holds that user's files, which are not the removed one's."""
+    """The numbers no user has now, or only a placeholder (`hold_numbers`): one given to a
+    user made since (a second hub, hub-load's scratch room, a test beside) holds that user's
+    files, which are not the removed one's."""
     import pwd
     free = set()
     for uid in uids:
         try:
-            pwd.getpwuid(uid)
+            if pwd.getpwuid(uid).pw_gecos == PLACEHOLDER:
+                free.add(uid)
         except KeyError:
             free.add(uid)
     return free
+
+
+# the comment of a user that only holds a removed attendee's number (no home, no login)
+PLACEHOLDER = "JAX workshop removed attendee, number held while their files are left"
+
+
+def hold_numbers(uids: set[int]) -> list[str]:
+    """Each of `uids` that no user has is given to a placeholder user, `ws-left-UID` (no home,
+    no login, no group of its own): a removal that left files keeps their numbers taken on the
+    whole machine, so no user made meanwhile gets one, and with it what was left, whichever
+    hub or tool makes it (probe 16's R-left: the guard was the removal's state folder, and a hub
+    on another state gave the number to its next attendee, who read the files). The names
+    made; a number someone took meanwhile is theirs (`_unclaimed` leaves their files alone)."""
+    import pwd
+    made = []
+    for uid in sorted(uids):
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        name = f"ws-left-{uid}"
+        r = subprocess.run(["useradd", "--no-create-home", "--home-dir", "/nonexistent",
+                            "--shell", _nologin(), "--no-user-group", "--uid", str(uid),
+                            "--comment", PLACEHOLDER, name], capture_output=True)
+        if r.returncode == 0:
+            made.append(name)
+    return made
+
+
+def held_numbers() -> set[int]:
+    """The numbers placeholder users hold, on this machine (any hub's removal's)."""
+    import pwd
+    return {u.pw_uid for u in pwd.getpwall() if u.pw_gecos == PLACEHOLDER}
+
+
+def release_numbers(uids: set[int]) -> None:
+    """The placeholders of `uids` removed: their files are gone, the numbers free again."""
+    import pwd
+    for u in pwd.getpwall():
+        if u.pw_uid in uids and u.pw_gecos == PLACEHOLDER:
+            subprocess.run(["userdel", u.pw_name], capture_output=True)
+
+
+def _nologin() -> str:
+    for shell in ("/usr/sbin/nologin", "/sbin/nologin", "/bin/false"):
+        if os.path.exists(shell):
+            return shell
+    return "/bin/false"
 
 
 def remove_owned(uids: set[int], mounts: list[str] | None = None,

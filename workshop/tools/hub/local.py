@@ -145,14 +145,20 @@ def others_attendees(state: Path = STATE) -> list[str]:
 
 
 def others_line(state: Path = STATE) -> str:
-    """The hub's line at its start naming others_attendees, or "" if there are none."""
-    others = others_attendees(state)
-    if not others:
-        return ""
-    return (f"hub: {len(others)} attendee(s) of another hub still on this machine "
-            f"({', '.join(others[:5])}{' …' if len(others) > 5 else ''}): those names are "
-            "refused at the login; --remove-attendees with that hub's state, or userdel "
-            "--remove NAME, removes them")
+    """The hub's lines at its start naming others_attendees, and the numbers a removal that
+    left files holds (owned.hold_numbers), or "" if there are none."""
+    lines, others, held = [], others_attendees(state), sorted(owned.held_numbers())
+    if others:
+        lines.append(f"hub: {len(others)} attendee(s) of another hub still on this machine "
+                     f"({', '.join(others[:5])}{' …' if len(others) > 5 else ''}): those "
+                     "names are refused at the login; --remove-attendees with that hub's "
+                     "state, or userdel --remove NAME, removes them")
+    if held:
+        lines.append(f"hub: {len(held)} removed attendee(s)' files are still on this machine "
+                     f"(their numbers held by ws-left-{held[0]}{' …' if len(held) > 1 else ''},"
+                     " so no new user gets them): --remove-attendees, with any state, "
+                     "removes them")
+    return "\n".join(lines)
 
 
 def runs_as_nobody(cmd: list[str], libdir: str = "") -> bool:
@@ -591,6 +597,9 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
             uids.add(pwd.getpwnam(name).pw_uid)
         except KeyError:   # (removed by hand: whatever it left has no owner's name now)
             pass
+    # and what any hub's removal left, its numbers held by placeholders (owned.hold_numbers):
+    # searched again here too, so that a state removed by hand does not hold them for good
+    uids |= owned.held_numbers()
     if uids and state.is_dir():
         record.write_text(json.dumps(sorted(uids)))
         os.chmod(record, 0o600)
@@ -613,11 +622,14 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     left: list[Path] = []
     owned.remove_owned(uids, left=left)
     owned.remove_ipc(uids)   # (shared memory and the like: no file, the same threat)
-    if left:   # the state kept: run again, and the same numbers are searched for again
+    if left:   # the state kept: run again, and the same numbers are searched for again;
+        # meanwhile no user made on this machine gets one of them (probe 16's R-left)
+        owned.hold_numbers(uids)
         raise errors.KitError(
             f"removed the attendees' users, but {len(left)} of their files could not be "
             f"removed (the first: {paths.short(left[0])!r}): see to it, then run "
             "--remove-attendees again (it searches for their numbers again)")
+    owned.release_numbers(uids)
     # and the hub's groups of their caps, if its stop left them (a group still used stays:
     # probe 15 found them after a hub stopped with processes of theirs still running)
     limits.remove_groups(limits.mechanism(), limits.hub_group(state))
