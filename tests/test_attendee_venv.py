@@ -32,9 +32,12 @@ def _install(venv, *args):
     package index, in a fraction of the time). Without compiling every module's bytecode, as
     pip would: the kernel compiles the modules it imports (28 CPU-s down to 6)."""
     uv = Path(sys.executable).with_name("uv")
+    scratch = venv.parent / "uv-tmp"   # (its build backend's lock, 0666, went to /tmp)
+    scratch.mkdir(exist_ok=True)
     return subprocess.run([str(uv), "pip", "install", "-q", "--python",
                            str(venv / "bin" / "python"), *args],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, TMPDIR=str(scratch)))
 
 
 @pytest.fixture(scope="module")

@@ -250,9 +250,13 @@ def test_the_image_lock_installs_in_a_plain_venv_and_serves(tmp_path):
                    timeout=300)
     py, uv = venv / "bin" / "python", Path(sys.executable).with_name("uv")
 
+    scratch = tmp_path / "uv-tmp"   # (its build backend's lock, 0666, went to /tmp)
+    scratch.mkdir()
+
     def install(*args):
         return subprocess.run([str(uv), "pip", "install", "-q", "--python", str(py), *args],
-                              capture_output=True, text=True, timeout=900)
+                              capture_output=True, text=True, timeout=900,
+                              env=dict(os.environ, TMPDIR=str(scratch)))
     got = install("--require-hashes", "--no-deps", "-r", str(IMAGE_LOCK))
     if got.returncode and not os.environ.get("CI"):
         pytest.skip(f"no package index here: {got.stderr.strip().splitlines()[-1:]}")

@@ -225,9 +225,11 @@ def test_solution_works_from_a_non_editable_install(tmp_path):
         shutil.copy(paths.ROOT / f, src / f)
     site = tmp_path / "site"
     uv = Path(sys.executable).with_name("uv")   # the lock's uv (.venv has no pip)
+    (tmp_path / "uv-tmp").mkdir()   # (its build backend's lock, 0666, went to /tmp each run)
     subprocess.run([str(uv), "pip", "install", "-q", "--python", sys.executable, "--no-deps",
                     "--no-index", "--no-build-isolation", "--target", str(site), str(src)],
-                   check=True, timeout=300, capture_output=True)
+                   check=True, timeout=300, capture_output=True,
+                   env=dict(os.environ, TMPDIR=str(tmp_path / "uv-tmp")))
     assert (site / "workshop" / "labs" / "solutions.json").is_file()
     code = ("import workshop; print(workshop.__file__)\n"
             "from workshop.labs import j1, l5\nj1.q2.solution()\nl5.q1.solution()")
