@@ -419,8 +419,11 @@ def test_a_check_stuck_inside_xla_says_to_restart_the_kernel(tmp_path):
             "    lambda c: c == c, lambda c: c + 1, jnp.int32(0)))\n"
             "print('checking', flush=True)\n"
             "labs.Task('J1', 9, 't', lambda: forever(), ['h']).check()\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                         stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                         env=dict(os.environ, TMPDIR=str(tmp)))
     try:
         assert p.stdout.readline() == "checking\n"
         start = time.monotonic()
@@ -431,6 +434,18 @@ def test_a_check_stuck_inside_xla_says_to_restart_the_kernel(tmp_path):
         p.wait()
     assert said == labs.STUCK.format(3.0) + "\n", said
     assert 2.5 < waited < 30, waited   # after the limit and its grace, not before
+    # the kernel restarted, the ended one's scratch folder goes at the next check (it stayed
+    # in /tmp); a running kernel's, and another user's, stay
+    (left,) = tmp.iterdir()
+    assert left.name.startswith(f"lab-check-{p.pid}-"), left
+    running = tmp / f"lab-check-{os.getppid()}-x"
+    running.mkdir()
+    p = subprocess.run([sys.executable, "-c", "import workshop.labs as labs, os\n"
+                        "v = labs.Task('J1', 9, 't', lambda: os.listdir('.'), ['h']).check()"],
+                       cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp)), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert list(tmp.iterdir()) == [running]
 
 
 def test_j1_q4_reference_is_clip_or_zero_on_every_case():

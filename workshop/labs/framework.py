@@ -75,7 +75,7 @@ def guarded(seconds: float):
     previous = signal.signal(signal.SIGALRM, timed_out) if alarm else None
     if alarm:
         signal.setitimer(signal.ITIMER_REAL, seconds)
-    here, scratch = os.getcwd(), tempfile.mkdtemp(prefix="lab-check-")
+    here, scratch = os.getcwd(), _scratch()
     real_exit, os._exit = os._exit, no_exit
     _install_file_guard()
     _GUARDED["scratch"] = os.path.realpath(scratch)
@@ -94,6 +94,35 @@ def guarded(seconds: float):
             signal.signal(signal.SIGALRM, previous)
         os.chdir(here)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scratch() -> str:
+    """A fresh scratch folder for a check, named with this kernel's process id; first, those a
+    check left whose kernel has ended (this user's alone) are removed. A check stuck in XLA
+    ends only with its kernel, restarted, and its folder stayed in /tmp (with nothing in it)."""
+    base = tempfile.gettempdir()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        entries = []
+    for entry in entries:
+        pid = entry.name[len("lab-check-"):].split("-")[0]
+        if not (entry.name.startswith("lab-check-") and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue           # (its kernel runs, or another process has the number now)
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False) and \
+                    entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            pass
+    return tempfile.mkdtemp(prefix=f"lab-check-{os.getpid()}-")
 
 
 _GUARDED: dict = {"scratch": None, "since": 0.0, "installed": False}
