@@ -309,6 +309,12 @@ def test_an_output_that_cannot_be_a_talk_is_one_line(tmp_path):
     _one_line(_compose(tmp_path / "dir.ipynb", CUSTOM, extra=["--force"]), "is a folder")
     (tmp_path / "afile").write_text("mine")
     _one_line(_compose(tmp_path / "afile" / "t.ipynb", CUSTOM), "is a file, not a folder")
+    # a name present would refuse (RISE writes the path into its page): compose wrote it, and
+    # told the presenter to present it (probe 17)
+    for name in ("new\nline.ipynb", "it's.ipynb", "a<b>.ipynb"):
+        _one_line(_compose(tmp_path / "m" / name, CUSTOM), "goes into the slideshow page as "
+                  "markup, and present refuses it")
+    assert not (tmp_path / "m").exists()
     assert (tmp_path / "afile").read_text() == "mine"
     # a folder no one may write in, root included: /proc takes no new files
     _one_line(_compose("/proc/talk.ipynb", CUSTOM), "cannot write")

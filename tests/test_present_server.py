@@ -183,7 +183,11 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
                               "serves another folder"),
            "other sites' pages": ({"ServerApp": {"allow_origin_pat": ".*",
                                                  "allow_credentials": True}},
-                                  "lets other sites' pages call the server")}
+                                  "lets other sites' pages call the server"),
+           # Jupyter's static files need no login: a config's folder among them was served to
+           # any local user, as root (probe 17: a 0600 file of root's)
+           "a folder served to anyone": ({"ServerApp": {"extra_static_paths": ["/etc"]}},
+                                         "serves a folder to anyone, without a login (/etc")}
 
 
 # The quick run starts a server under the two configs of probe 5's medium finding: served with
@@ -236,6 +240,45 @@ def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
         stranger.done.set()
         assert stop_present(p) in (0, 1)
     assert not port_open(port)
+
+
+def test_a_login_cookie_signed_with_a_configs_secret_opens_nothing(tmp_path):
+    # probe 17 (medium): a config's cookie secret (a literal, or a file another user may read)
+    # signed the login cookie, and another local user who signed one of their own listed and
+    # wrote the presenter's checkout through present's server. Its secret is its own now
+    import hashlib
+    import hmac
+
+    from tornado.web import create_signed_value
+    key = tmp_path / "secret"
+    key.write_bytes(b"a secret anyone on the machine can read")
+    cfg = tmp_path / "jupyter"
+    cfg.mkdir()
+    (cfg / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"cookie_secret_file": str(key)}}))
+    secret = hmac.new(key.read_bytes(), digestmod=hashlib.sha256)
+    secret.update(b"")   # (Jupyter's: the file's bytes, HMAC'd with the empty password)
+    port = free_port()
+    p, url = start_present("01", port, env={"JUPYTER_CONFIG_DIR": str(cfg)})
+    try:
+        base = url.split("/rise/")[0]
+        user = json.dumps({"username": "x", "name": "x", "display_name": "x",
+                           "initials": None, "avatar_url": None, "color": None})
+        forged = create_signed_value(secret.digest(), f"username-127-0-0-1-{port}",
+                                     user).decode()
+        for path, method in (("/api/contents", "GET"), ("/api/contents/forged.txt", "PUT")):
+            req = urllib.request.Request(
+                base + path, method=method, headers={
+                    "Cookie": f"username-127-0-0-1-{port}={forged}; _xsrf=abc",
+                    "X-XSRFToken": "abc", "Content-Type": "application/json"},
+                data=json.dumps({"type": "file", "format": "text", "content": "x"}).encode()
+                if method == "PUT" else None)
+            with pytest.raises(urllib.error.HTTPError, match="403"):
+                urllib.request.urlopen(req, timeout=10)
+        assert call(base, url.split("token=")[1], "/api/status")   # present's token works
+    finally:
+        assert stop_present(p) == 0
+    assert not (paths.ROOT / "forged.txt").exists()
 
 
 def _app(config: dict, root: Path, monkeypatch):
@@ -442,6 +485,28 @@ def test_the_kits_decks_and_a_composed_talks_title_pass_the_rise_markup_check():
     nb.metadata.rise["footer"] = "<span class='workshop-footer'>Ünï &lt;img&gt; &amp; “q”</span>"
     nb.metadata.rise["backimage"] = "images/room-21 background.png"   # a plain path: shown
     assert server.markup_problem(nb) is None
+
+
+def test_a_deck_named_with_a_hash_or_a_question_mark_is_shown_at_the_address_printed():
+    # probe 17 (low): the path went into the URL as it was, and a browser took `#…` as the
+    # fragment (or `?…` as the query): it asked for another path, without the token, and got
+    # the login page where present had said the deck was
+    talks = paths.ROOT / "talks"
+    made = not talks.exists()
+    talks.mkdir(exist_ok=True)
+    deck = tiny(talks / f"t{os.getpid()} #1?.ipynb", "print(1)", deck=True)
+    try:
+        p, url = start_present(paths.short(deck), free_port())
+        try:
+            assert "%23" in url and "%3F" in url, url
+            with urllib.request.urlopen(url, timeout=30) as page:   # (as a browser splits it)
+                assert urlparse(page.url).path == urlparse(url).path, page.url
+        finally:
+            assert stop_present(p) == 0
+    finally:
+        deck.unlink()
+        if made:
+            shutil.rmtree(talks, ignore_errors=True)
 
 
 def test_present_lists_decks_and_refuses_a_wrong_name():

@@ -229,6 +229,12 @@ def _target(out: str, force: bool) -> Path:
     if path.is_dir():
         raise errors.KitError(f"{out} is a folder: name the talk's notebook inside it, e.g. "
                               f"{path / 'talk.ipynb'}")
+    where = path.absolute()
+    shown = paths.short(where) if where.is_relative_to(paths.ROOT) else path.name
+    if paths.MARKUP_IN_PATH.search(shown):   # (present refuses it: RISE puts it in its page)
+        raise errors.KitError(f"{out!r}: a talk's path with a quote, <, >, &, ` or a line break "
+                              "goes into the slideshow page as markup, and present refuses it: "
+                              "name it otherwise")
     if path.stem == "rise":   # its own stylesheet, NAME.css, would be the folder's rise.css
         raise errors.KitError(f"{out}: a talk cannot be named rise: RISE styles every talk in a "
                               "folder with rise.css and each talk with NAME.css, which would "

@@ -12,11 +12,20 @@ What the command line cannot fix (a config's `ServerApp.tornado_settings` turnin
 check off) makes the server exit before it listens, saying why in one line that present shows.
 A config's port or base_url would leave present asking where the server is not: refused too
 (Jupyter itself refuses a config's Unix socket beside present's port, and present says why).
-(Loopback needs no check here: the command line sets the address.)
+So is a config that serves a folder of its own without a login (`ServerApp.extra_static_paths`
+or an extension's static path: Jupyter's static files need none, and another local user read a
+0600 file of root's through it, probe 17). (Loopback needs no check here: the command line sets
+the address.)
+
+The login cookie a browser gets once it came with the token is signed with a secret of this
+server's alone, made at its start and kept in its memory: a config's `cookie_secret` (or a
+`cookie_secret_file` another user could read) let another local user sign a cookie of their own
+and use the server as the presenter (probe 17).
 """
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -67,7 +76,42 @@ def problem(app) -> str | None:
         return ("a Jupyter config file turns off the server's XSRF check (ServerApp."
                 "tornado_settings: disable_check_xsrf or xsrf_cookies): present serves only "
                 "with it; remove that setting (see `jupyter --paths`)")
+    other = sorted(f for f in served_without_a_login(app) if not _public(f))
+    if other:
+        return (f"a Jupyter config serves a folder to anyone, without a login ({other[0]}: "
+                "ServerApp.extra_static_paths or an extension's static path): present serves "
+                "only Jupyter's own files so; remove that setting (see `jupyter --paths`)")
     return None
+
+
+def served_without_a_login(app) -> set[str]:
+    """The folders the server `app` serves files from to anyone: its static handlers'."""
+    import tornado.web
+    from jupyter_server.base.handlers import AuthenticatedFileHandler
+    found: set[str] = set(app.web_app.settings.get("static_path") or [])
+
+    def walk(rules) -> None:
+        for rule in rules:
+            target = rule.target
+            if hasattr(target, "rules"):
+                walk(target.rules)
+            elif isinstance(target, type) and issubclass(target, tornado.web.StaticFileHandler) \
+                    and not issubclass(target, AuthenticatedFileHandler):
+                path = (rule.target_kwargs or {}).get("path")
+                found.update([path] if isinstance(path, str) else path or [])
+    walk(app.web_app.wildcard_router.rules)
+    walk(app.web_app.default_router.rules)
+    return found
+
+
+def _public(folder: str) -> bool:
+    """A folder of Jupyter's own to serve without a login: in this environment, on Jupyter's
+    data path (`jupyter --paths`), or present's folder of the slideshow's lab extensions."""
+    from jupyter_core.paths import jupyter_path
+    mine = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--RiseApp.labextensions_path=")]
+    real = Path(os.path.realpath(folder))
+    return any(real == Path(os.path.realpath(p)) or Path(os.path.realpath(p)) in real.parents
+               for p in (sys.prefix, *jupyter_path(), *mine))
 
 
 def install() -> None:
@@ -82,6 +126,8 @@ def install() -> None:
         if why:
             print(MARK + why, file=sys.stderr, flush=True)
             sys.exit(REFUSED)
+        # the login cookie's signature: this server's own secret, whatever a config set
+        self.web_app.settings["cookie_secret"] = secrets.token_bytes(32)
         listen(self)
 
     ServerApp.init_httpserver = init_httpserver

@@ -316,7 +316,10 @@ class Server:
         session_for(self.base, self.token, rel)
 
     def rise_url(self, rel: str) -> str:
-        return f"{self.base}/rise/{rel}?token={self.token}"
+        """The slideshow's address: the path quoted (a `#` or `?` in it began the URL's
+        fragment or query, and the browser asked for another path, without the token)."""
+        from urllib.parse import quote
+        return f"{self.base}/rise/{quote(rel)}?token={self.token}"
 
     def opener(self) -> str:
         """A file:// page for the browser, which present opens as the server starts (so the
@@ -486,7 +489,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     if hidden:   # Jupyter serves no hidden folder: the slideshow would find no notebook
         raise errors.KitError(f"{rel}: Jupyter serves no hidden folder ({hidden[0]}): copy the "
                               "deck elsewhere in the kit (e.g. talks/)")
-    if re.search(r"[\"'<>&`\x00-\x1f]", rel):   # RISE writes the path into the page's HTML
+    if paths.MARKUP_IN_PATH.search(rel):   # RISE writes the path into the page's HTML
         raise errors.KitError(f"{rel!r}: a deck's path with a quote, <, >, & or ` goes into "
                               "the slideshow page as markup: rename it")
     # before a server or a browser starts; the notebook read as JSON alone (nbformat's import
