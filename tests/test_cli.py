@@ -255,7 +255,8 @@ def test_setup_killed_at_any_moment_keeps_the_working_venv_and_the_next_run_clea
             time.sleep(0.1)
         assert (kit / ".venv" / "mine").exists(), "the working .venv was kept in place"
         if sig == signal.SIGINT:
-            assert err.strip().splitlines()[-1] == "setup: failed; .venv is left as it was"
+            assert err.strip().splitlines()[-1] == \
+                "setup: interrupted; .venv is left as it was"
             assert _leftovers(kit) == [], "Ctrl-C: the half-made environment is removed"
         else:
             assert len(_leftovers(kit)) == 1 and _leftovers(kit)[0].startswith(".venv.new.")
@@ -305,6 +306,32 @@ def test_present_offline_after_a_lock_change_presents_with_the_venv_there_is(tmp
                        "scripts/setup where there is a network"), p.stderr
     assert "01-run-it-first" in p.stdout      # present ran: with no deck named, it lists them
     assert (venv / "mine").exists() and _leftovers(kit) == []
+
+
+def test_a_ctrl_c_in_setups_look_at_the_venv_stops_setup_and_present(tmp_path):
+    # probe 17 (medium): the Ctrl-C killed the look's Python as it started, which exited 1,
+    # not by the signal, so bash went on: it took .venv for stale, made it again (1.5 min of
+    # uv), and present then started the server the presenter had stopped. A sitecustomize
+    # that sleeps holds the look's Python in its start for the Ctrl-C
+    import shutil
+    import signal
+    import time
+    kit = _kit_with_a_working_venv(tmp_path)
+    shutil.copy(paths.ROOT / "scripts" / "present", kit / "scripts" / "present")
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(30)\n")
+    env = {**os.environ, "WORKSHOP_PYTHON": sys._base_executable, "PYTHONPATH": str(slow),
+           "UV_OFFLINE": "1"}
+    for script in ("setup", "present"):
+        p = subprocess.Popen(["bash", str(kit / "scripts" / script)], env=env, cwd=kit,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        time.sleep(1.5)   # (in the look's Python: setup's first steps take milliseconds)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert (p.returncode, err) == (130, "setup: interrupted\n"), (script, p.returncode, err)
+        assert out == "" and (kit / ".venv" / "mine").exists() and _leftovers(kit) == []
 
 
 def test_build_refuses_a_deck_that_would_show_notes_on_a_slide(tmp_path):
@@ -452,3 +479,24 @@ def test_a_kit_kernel_starts_deaf_to_ctrl_c_and_a_cell_still_hears_its_interrupt
         km.shutdown_kernel(now=True)
     err = said.read_text()
     assert "KeyboardInterrupt" not in err and "Traceback" not in err, err
+
+
+AS_THE_PARSER_IS_MADE = """import os, runpy, signal, sys
+import workshop.tools.cli as cli
+made = cli.parser
+
+def parser():   # Ctrl-C as the command line is read (argparse's own imports: probe 17)
+    os.kill(os.getpid(), signal.SIGINT)
+    return made()
+cli.parser = parser
+sys.argv = ["workshop", "schedule"]
+runpy.run_module("workshop", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_ctrl_c_as_the_command_line_is_read_is_one_line():
+    # probe 17 (low): Python's KeyboardInterrupt was armed before the command's own handling
+    # began, and a Ctrl-C in argparse printed Python's traceback, exit -2
+    p = subprocess.run([sys.executable, "-c", AS_THE_PARSER_IS_MADE], capture_output=True,
+                       text=True, cwd=paths.ROOT, timeout=120)
+    assert (p.returncode, p.stderr) == (130, "workshop: interrupted\n"), (p.returncode, p.stderr)

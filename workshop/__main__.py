@@ -19,8 +19,8 @@ signal.signal(signal.SIGINT, lambda signum, frame: (
 from .tools.cli import main  # noqa: E402
 from .tools.processes import quiet_exit_on_ctrl_c  # noqa: E402
 
-signal.signal(signal.SIGINT, signal.default_int_handler)
-code = main()
+code = main(take_ctrl_c=True)   # (Python's KeyboardInterrupt from where the command's own
+                                # handling starts: probe 17's traceback came from argparse)
 # The command is done: a Ctrl-C from now on, while Python shuts down (joining its threads),
 # ends it quietly with the command's own status. Python's handler raised KeyboardInterrupt
 # inside threading's shutdown and printed a traceback under the command's last line (probe

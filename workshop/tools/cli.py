@@ -249,7 +249,10 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, take_ctrl_c: bool = False) -> int:
+    """The command line; take_ctrl_c (workshop/__main__.py): Ctrl-C becomes Python's
+    KeyboardInterrupt once the command runs, which it answers with its one line (before,
+    __main__'s handler ends the process with one line of its own)."""
     ap = parser()
     for stream in (sys.stdout, sys.stderr):   # a terminal that cannot show “ ” · ✓ gets ?
         try:                                    # in their place, never a UnicodeEncodeError
@@ -257,9 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     args = ap.parse_args(argv)
-    from .processes import quiet_after_ctrl_c
-    quiet_after_ctrl_c()
     try:
+        if take_ctrl_c:
+            import signal
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        from .processes import quiet_after_ctrl_c
+        quiet_after_ctrl_c()
         return args.fn(args)
     except errors.KitError as e:
         print(f"{ap.prog} {args.cmd}: {e}", file=sys.stderr)
