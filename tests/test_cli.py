@@ -500,3 +500,35 @@ def test_a_ctrl_c_as_the_command_line_is_read_is_one_line():
     p = subprocess.run([sys.executable, "-c", AS_THE_PARSER_IS_MADE], capture_output=True,
                        text=True, cwd=paths.ROOT, timeout=120)
     assert (p.returncode, p.stderr) == (130, "workshop: interrupted\n"), (p.returncode, p.stderr)
+
+
+IN_A_CALLBACK = """import os, runpy, signal, sys, time, weakref
+import workshop.tools.cli as cli
+
+class Thing:
+    pass
+
+def command(args):   # a Ctrl-C that Python raises in a weakref's callback (as importlib's)
+    thing = Thing()
+    def callback(ref):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+    ref = weakref.ref(thing, callback)
+    del thing
+    time.sleep(2)
+    print("the command went on")
+    return 0
+cli.cmd_schedule = command
+sys.argv = ["workshop", "schedule"]
+runpy.run_module("workshop", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_ctrl_c_python_would_drop_in_a_callback_stops_the_command():
+    # probe 17 (low): the KeyboardInterrupt was raised inside importlib's weakref callback,
+    # where Python prints "Exception ignored" and drops it: present went on to start its server
+    p = subprocess.run([sys.executable, "-c", IN_A_CALLBACK], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=120)
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "workshop schedule: interrupted\n"), \
+        (p.returncode, p.stdout, p.stderr)

@@ -58,6 +58,20 @@ def quiet_after_ctrl_c() -> None:
         logging.getLogger("asyncio").disabled = True
         signal.default_int_handler(signum, frame)
     signal.signal(signal.SIGINT, interrupted)
+    # A KeyboardInterrupt raised where Python cannot pass it on (a weakref's callback, an
+    # object's __del__: importlib's module locks have one) is printed as "Exception ignored"
+    # and dropped, and the command went on (probe 17: present started its server after the
+    # Ctrl-C). Such a Ctrl-C is sent again a moment later, from a thread, once the callback
+    # is done (sent from here, it was raised in the hook, and dropped the same way)
+    import threading
+    previous = sys.unraisablehook
+
+    def sent_again(unraisable) -> None:
+        if unraisable.exc_type is KeyboardInterrupt:
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        else:
+            previous(unraisable)
+    sys.unraisablehook = sent_again
 
 
 def quiet_exit_on_ctrl_c(code: int) -> None:
