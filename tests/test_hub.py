@@ -686,9 +686,16 @@ def test_a_name_another_hub_left_on_the_machine_is_refused_and_named_at_the_star
         with pytest.raises(hubload.LoginRefused) as e:
             hubload.Attendee(room["base"], name + "x", room["code"]).login()
         assert str(e.value) == hub.TAKEN.format(name=name + "x")
+        # and a group of that name, with no user: useradd refuses to make its user (probe 17:
+        # a 500, a traceback in root's log, and the name held by a hub user alone)
+        subprocess.run(["groupadd", hub.PREFIX + name + "g"], check=True, capture_output=True)
+        with pytest.raises(hubload.LoginRefused) as e:
+            hubload.Attendee(room["base"], name + "g", room["code"]).login()
+        assert str(e.value) == hub.TAKEN.format(name=name + "g")
     finally:
         for user in (name, name + "x"):
             subprocess.run(["userdel", "--remove", hub.PREFIX + user], capture_output=True)
+        subprocess.run(["groupdel", hub.PREFIX + name + "g"], capture_output=True)
 
 
 def test_the_browser_that_claimed_a_name_logs_in_again_after_log_out(room):

@@ -581,3 +581,99 @@ def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_
         for name in names + [f"ws-left-{u.pw_uid}" for u in pwd.getpwall()
                              if u.pw_gecos == owned.PLACEHOLDER]:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
+def _as_root() -> str:
+    """A Python any user may run (this one's may be in root's home), as root."""
+    import os
+    if os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK):
+        pytest.skip("another user's processes and files: as root, with /usr/bin/python3")
+    return "/usr/bin/python3"
+
+
+def test_a_process_run_as_an_attendee_gains_no_privileges_from_a_setuid_file(tmp_path):
+    # probe 17 (medium): an attendee with two names ran, as one, the setuid copy of Python the
+    # other had made: a process with the other's effective id and real and saved ids of its
+    # own, which no kill sent as the other reached. Every process the hub runs as an attendee
+    # starts with no_new_privs, which its children keep: a setuid bit gives them nothing
+    import os
+    import shutil
+    import subprocess
+
+    from workshop.tools import owned
+    python = tmp_path / "python"
+    shutil.copy(os.path.realpath(_as_root()), python)
+    os.chown(python, 65534, 65534)
+    os.chmod(python, 0o4755)
+    tmp_path.chmod(0o755)
+    ask = [str(python), "-I", "-S", "-c", "import os; print(os.geteuid())"]
+    assert subprocess.run(ask, capture_output=True, text=True).stdout == "65534\n"   # (it can)
+    r = subprocess.run(ask, capture_output=True, text=True, preexec_fn=owned.keyring_of_its_own())
+    assert r.stdout == "0\n", r
+
+
+def test_the_kill_of_an_attendees_processes_reaches_one_with_their_effective_id_alone():
+    # probe 17 (medium): a process whose effective id was the attendee's and whose real and
+    # saved ids another user's outlived every kill sent as them (which reaches real or saved
+    # ids); root ends what that kill leaves
+    import os
+    import signal
+    import subprocess
+
+    from workshop.tools import owned
+    anyones = _as_root()
+    theirs = 64100   # (a number no user has: the attendee)
+    p = subprocess.Popen([anyones, "-I", "-S", "-c", "import time; time.sleep(60)"],
+                         preexec_fn=lambda: os.setresuid(65534, theirs, 65534))
+    try:
+        assert owned.end_processes_of(theirs, theirs)
+        assert p.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_a_child_an_attendees_process_stops_as_it_becomes_them_holds_up_no_one(tmp_path):
+    # probe 17 (high): JupyterHub's Popen, in its event loop, waited for the exec of a child
+    # that had become the attendee; a process with their id stopped it first (SIGSTOP), and
+    # the hub answered no one; the materials' push waited for good the same way. The child now
+    # becomes them after its exec, in hub/become.py: Popen returns once root's program runs
+    import signal
+    import subprocess
+    import sys
+    import time
+    anyones = _as_root()
+    stopper = subprocess.Popen(   # nobody's: stops each new process of nobody's, for good
+        [anyones, "-I", "-S", "-c", """
+import os, signal, time
+seen = set(os.listdir('/proc'))
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    for pid in set(os.listdir('/proc')) - seen:
+        if pid.isdigit():
+            try:
+                os.kill(int(pid), signal.SIGSTOP)
+                seen.add(pid)
+            except OSError:
+                pass
+"""], user=65534, group=65534, extra_groups=[])
+    time.sleep(0.5)
+    try:
+        t0 = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody",
+                              "/", "--", "/bin/true"], cwd=str(tmp_path))
+        started = time.monotonic() - t0
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(timeout=3)   # (stopped once it is nobody's: its own start alone waits)
+        assert started < 2, started
+        p.kill()
+        assert p.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        stopper.kill()
+        stopper.wait()
+    r = subprocess.run([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody", "/",
+                        "--", anyones, "-I", "-S", "-c",
+                        "import os; print(os.getresuid(), os.getcwd(), "
+                        "open('/proc/self/status').read().count('NoNewPrivs:\\t1'))"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.stdout == "(65534, 65534, 65534) / 1\n", r

@@ -162,16 +162,25 @@ def end_processes_of(uid: int, gid: int) -> bool:
 
     import psutil
 
-    def left() -> bool:   # (an ended process its parent has not yet waited for is gone)
-        return any(p.info["uids"] and uid in p.info["uids"]
-                   and p.info["status"] != psutil.STATUS_ZOMBIE
-                   for p in psutil.process_iter(["uids", "status"]))
+    def left() -> list:   # (an ended process its parent has not yet waited for is gone)
+        return [p for p in psutil.process_iter(["uids", "status"])
+                if p.info["uids"] and uid in p.info["uids"]
+                and p.info["status"] != psutil.STATUS_ZOMBIE]
     other = _nobodys_number()
     for _ in range(20):   # (the kill first: a process that keeps forking, each one living a
         _kill_every_process_as(uid, gid, other)   # moment, escapes a look)
         time.sleep(0.1)
-        if not left():
+        rest = left()
+        if not rest:
             return True
+        # and, from root, each process with their id that the kill as them cannot reach: one
+        # with their effective id alone (another user's run of a setuid file of theirs, probe
+        # 17), which no kill sent as them ends
+        for p in rest:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
     return not left()
 
 
@@ -210,23 +219,31 @@ def _kill_every_process_as(uid: int, gid: int, other: int) -> None:
 
 def keyring_of_its_own():
     """A function for a child's preexec_fn, called once it is the user it runs as: a session
-    keyring of its own, new and empty. Each process the hub runs as an attendee (their server
-    and kernels, their materials' update, the kill of their processes) had the keyring of
-    whoever started the hub or the command (a login by su -, login or runuser -l, or a systemd
-    service, makes one): each attendee read root's keys in it, another attendee's, and could
-    clear it (probe 15, through their server; probe 16, through the update, which any process
-    of theirs may trace). Where keyctl is refused (a container's seccomp) there are none."""
+    keyring of its own, new and empty, and no program it or its children run gains privileges
+    (no_new_privs: a file's setuid bit is ignored). Each process the hub runs as an attendee
+    (their server and kernels, their materials' update, the kill of their processes) had the
+    keyring of whoever started the hub or the command (a login by su -, login or runuser -l,
+    or a systemd service, makes one): each attendee read root's keys in it, another
+    attendee's, and could clear it (probe 15, through their server; probe 16, through the
+    update, which any process of theirs may trace). And an attendee with two names ran the
+    setuid copy of a program one of them had made: a process with the other's effective id,
+    and real and saved ids of its own, that no kill of the other's reached (probe 17). Where
+    keyctl is refused (a container's seccomp) there are no keyrings."""
     import ctypes
     number = KEYCTL.get(os.uname().machine)
-    if number is None:
-        return lambda: None
-    libc = ctypes.CDLL(None, use_errno=True)   # (loaded here: the child only makes the call)
+    libc = ctypes.CDLL(None, use_errno=True)   # (loaded here: the child only makes the calls)
 
     def join() -> None:
-        if libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and \
-                ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "could not keep the process from gaining "
+                          "privileges")
+        if number is not None and libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 \
+                and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
             raise OSError(ctypes.get_errno(), "could not give the process a keyring of its own")
     return join
+
+
+PR_SET_NO_NEW_PRIVS = 38   # (prctl's option, Linux 3.5 on)
 
 
 def remove_ipc(uids: set[int], table: str = "/proc/sysvipc") -> list[str]:

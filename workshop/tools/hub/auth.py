@@ -27,11 +27,18 @@ class WorkshopAuthenticator(ClaimedNameAuthenticator):
         another state, holds an earlier attendee's home and files (and this hub would neither
         push to it nor remove it; the hub's start names those), and any other local user
         named ws-NAME is someone's account (probe 16: an attendee logged in as it and read
-        its files)."""
+        its files). Nor, with no such user, a group of that name, which useradd (one group per
+        user, named as it) refuses to make again (probe 17: a 500 and a traceback at the login,
+        and the name held by a hub user with no system user)."""
+        import grp
         try:
             pwd.getpwnam(name)
         except KeyError:
-            return True
+            try:
+                grp.getgrnam(name)
+                return False
+            except KeyError:
+                return True
         return name in attendees_made(Path(self.attendee_log).parent)
 
     def add_user(self, user):

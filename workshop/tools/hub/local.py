@@ -701,11 +701,14 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
             continue
         # isolated (-I) and from /: from their home, `-m` put it first on the path, and a
         # workshop/ package (or a json.py) of theirs there ran in place of the kit's (probe 10)
+        # (becoming them after the exec, in hub/become.py: Popen waits for an exec as root; a
+        # child that became them first was stopped by a process of theirs before its exec,
+        # and the push waited for good, probe 17)
+        python = str(venv / "bin" / "python")
         try:
-            r = subprocess.run([str(venv / "bin" / "python"), "-I", "-m",
-                                "workshop.tools.hub.update", str(materials)],
-                               user=user.pw_uid, group=user.pw_gid, extra_groups=[], cwd="/",
-                               preexec_fn=owned.keyring_of_its_own(),
+            r = subprocess.run([python, "-I", "-m", "workshop.tools.hub.become", name, "/", "--",
+                                python, "-I", "-m", "workshop.tools.hub.update",
+                                str(materials)], cwd="/",
                                env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
                                capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
             if r.returncode != 0:

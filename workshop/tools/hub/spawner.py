@@ -5,37 +5,33 @@ which runs as root."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 
-from .. import owned
 from . import limits
 from .local import end_every_process_of
 
 
 class CappedSpawner(LocalProcessSpawner):
     def make_preexec_fn(self, name):
-        drop = super().make_preexec_fn(name)   # the attendee's uid, gid, home
+        """In the child, still root: it joins the attendee's capped group (their server's
+        kernels are born in it). It becomes the attendee after its exec, in `become` (start)."""
         kind = os.environ.get("WORKSHOP_HUB_CAPS", "")
         procs = []
         if kind:
             procs = [str(p) for p in limits.make_group(
                 kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
                 float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))]
-        own_keyring = owned.keyring_of_its_own()
 
         def preexec():
-            # in the child, still root: join the group, then become the attendee (whose
-            # kernels, started by this server, are born in it)
             for f in procs:
                 fd = os.open(f, os.O_WRONLY)
                 try:
                     os.write(fd, str(os.getpid()).encode())
                 finally:
                     os.close(fd)
-            drop()
-            own_keyring()
         return preexec
 
     async def start(self):
@@ -46,7 +42,17 @@ class CappedSpawner(LocalProcessSpawner):
         import asyncio
         if os.geteuid() == 0:   # (the kit's hub runs as root; as stop())
             await asyncio.to_thread(_left_of_the_last_server, self.user.name)
-        return await super().start()
+        # The server's program becomes the attendee (hub/become.py): JupyterHub's Popen, in
+        # its event loop, waits only for the exec of a program of root's. A child that became
+        # them before its exec was stopped there by a process with their id, and the hub
+        # stopped answering everyone (probe 17's H-freeze)
+        cmd = self.cmd
+        self.cmd = [sys.executable, "-I", "-m", "workshop.tools.hub.become", self.user.name,
+                    "home", "--", *cmd]
+        try:
+            return await super().start()   # (its Popen comes before any await)
+        finally:
+            self.cmd = cmd
 
     async def stop(self, now=False):
         """The server stopped (by the attendee, the presenter, the idle culler or the hub's
