@@ -185,6 +185,45 @@ def test_a_bad_byline_is_one_line_naming_it(tmp_path, given, saved, said):
     assert said in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("kind", ["folder", "fifo", "link to nothing"])
+def test_a_presenting_toml_that_is_no_file_is_one_line(tmp_path, kind):
+    # probe 17 (low): a folder there was a traceback, a FIFO a wait without a word
+    import os
+    import threading
+
+    from workshop.tools.errors import KitError
+    from workshop.tools.present.extension import byline_for
+    file = tmp_path / "presenting.toml"
+    {"folder": file.mkdir, "fifo": lambda: os.mkfifo(file),
+     "link to nothing": lambda: file.symlink_to(tmp_path / "gone")}[kind]()
+    said = []
+
+    def read():
+        try:
+            byline_for({}, file)
+        except KitError as e:
+            said.append(str(e))
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():   # (a FIFO's reader waits for a writer: let it go)
+        with open(file, "w"):
+            pass
+        pytest.fail("reading presenting.toml waited")
+    assert len(said) == 1 and "presenting.toml" in said[0] and "\n" not in said[0], said
+
+
+def test_no_byline_or_plan_puts_markup_into_the_page_script():
+    # probe 17 (low): a `<!--<script>` in --event kept the kit's page script from running (the
+    # HTML parser's "double escaped" script state): no byline, and a rehearsal recorded
+    # nothing. What the data holds goes in with every < escaped
+    from workshop.tools.present.extension import script
+    page = script({"title": "<!--<script></script>"}, True, ["<!--<script>", "</script>x"])
+    inside = page[len("<script>"):-len("</script>")]
+    assert page.startswith("<script>") and page.endswith("</script>")
+    assert "<!--" not in inside and "<script" not in inside and "</script" not in inside
+
+
 def test_present_refuses_a_bad_byline_before_it_starts_anything():
     import subprocess
     import sys

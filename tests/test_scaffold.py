@@ -125,9 +125,27 @@ def test_a_deck_and_a_lab_added_by_the_guide_pass_the_quick_runs_tests(scratch):
     (["3", "Again", "--lab", "J2"], "phase 03 is taken by decks/03-jit-and-the-cache.ipynb"),
     (["0", "Zero", "--lab", "J2"], "phase 0: pick a number from 1 to 99"),
     (["9", "Bad lab", "--lab", "lab9"], "a lab id such as J5"),
+    (["9", "two\nlines", "--lab", "J9"], "the title has a line break"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(args, says):
     before = sorted((p.name, p.stat().st_mtime_ns) for p in paths.DECKS.iterdir())
     p = wk(paths.ROOT, "new", "deck", *args)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and says in p.stderr, p.stderr
     assert sorted((p.name, p.stat().st_mtime_ns) for p in paths.DECKS.iterdir()) == before
+
+
+def test_a_titles_markup_is_shown_as_typed_and_present_takes_the_deck():
+    # probe 17 (low): `new deck` wrote a title's markup into the footer as markup (present then
+    # refused the deck), and into the README's table (a | or a line break split its row)
+    from workshop.tools.authoring import derived, scaffold
+    from workshop.tools.present.server import markup_problem
+    title = "Tips <img src=x onerror=alert(1)> & [links] | *stars*"
+    nb = scaffold.deck(9, title, "J9")
+    assert markup_problem({"metadata": nb.metadata}) is None
+    assert nb.metadata["rise"]["footer"].endswith(
+        "09 Tips &lt;img src=x onerror=alert(1)&gt; &amp; [links] | *stars*</span>")
+    assert nb.cells[0].source.startswith(
+        "# Tips &lt;img src=x onerror=alert(1)&gt; &amp; \\[links\\] | \\*stars\\*\n")
+    phase = derived.Phase(9, title, ["a", "b"], 45, paths.DECKS / "09-tips.ipynb", "J9", None)
+    row = derived.readme_rows([phase])[-1]
+    assert row.count(" | ") == 4 and "<img" not in row and "\\|" in row, row

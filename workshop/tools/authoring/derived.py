@@ -73,18 +73,25 @@ def phases_module(items: list[Phase]) -> str:
 def _lab_link(ph: Phase) -> str:
     if ph.lab_path is None:
         return f"{ph.lab} (not written yet)"
-    return f"[{ph.lab} {ph.lab_title}](exercises/{ph.lab_path.name})"
+    return f"[{ph.lab} {_shown(ph.lab_title)}](exercises/{ph.lab_path.name})"
+
+
+def _shown(text: str) -> str:
+    """A title as a Markdown table's cell shows it as typed (probe 17: a title's markup went
+    into the README as markup; a | would end the cell)."""
+    from .compose import as_markdown
+    return as_markdown(text).replace("|", "\\|")
 
 
 def readme_rows(items: list[Phase]) -> list[str]:
     rows = ["| phase | deck | minutes | lab | minutes |", "|---|---|---:|---|---:|"]
-    return rows + [f"| {ph.phase} | [{ph.title}](decks/{ph.deck.name}) | {ph.minutes} | "
+    return rows + [f"| {ph.phase} | [{_shown(ph.title)}](decks/{ph.deck.name}) | {ph.minutes} | "
                    f"{_lab_link(ph)} | {ph.lab_minutes} |" for ph in items]
 
 
 def guide_rows(items: list[Phase]) -> list[str]:
     rows = ["| deck | talk | lab |", "|---|---:|---:|"]
-    return rows + [f"| {ph.deck.stem[:2]} {ph.title} | {ph.minutes} min | "
+    return rows + [f"| {ph.deck.stem[:2]} {_shown(ph.title)} | {ph.minutes} min | "
                    f"{ph.lab}, {ph.lab_minutes} min |" for ph in items]
 
 

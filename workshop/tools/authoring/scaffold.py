@@ -11,6 +11,7 @@ draws, the README's table, the guide's timings), as `python -m workshop fmt` doe
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 from .. import errors, paths, talk
@@ -56,8 +57,12 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
     objectives = [f"Say what an attendee can do after section {i}, in words they can check "
                   "against their own kernel" for i in (1, 2, 3)]
     key_points = [f"The one thing to remember from section {i}" for i in (1, 2, 3)]
+    import html
+
+    from .compose import as_markdown
     cells = [
-        _cell("markdown", f"# {title}\n\n**JAX Core, From the Inside** · phase {phase} · "
+        _cell("markdown", f"# {as_markdown(title)}\n\n**JAX Core, From the Inside** · phase "
+              f"{phase} · "
               f"{minutes} minutes\n\n" + "\n".join(f"- {o}" for o in objectives), "slide"),
         _cell("code", "import workshop; workshop.setup()", "-", ("setup",)),
         _cell("markdown", "**The sentence that says what this deck is for.**\n\n→ Run the setup "
@@ -81,7 +86,7 @@ def deck(phase: int, title: str, lab: str, minutes: int = 45):
                        "name": "python3"},
         "language_info": {"name": "python"},
         "rise": dict(RISE, footer=f"<span class='workshop-footer'>JAX Core, From the Inside · "
-                                  f"{phase:02d} {title}</span>"),
+                                  f"{phase:02d} {html.escape(title)}</span>"),
         # the phase map's card: what this phase does to the record, two lines of ≤ 29 characters
         "workshop": {"title": title, "map": ["what the phase does to", "the record, in two lines"],
                      "phase": phase, "minutes": minutes, "lab": lab,
@@ -100,6 +105,10 @@ def new_deck(phase: int, title: str, lab: str, minutes: int = 45) -> list[str]:
         raise errors.KitError(f"new deck: phase {phase}: pick a number from 1 to 99")
     if not title.strip() or not re.fullmatch(r"[A-Z]\d+", lab):
         raise errors.KitError("new deck: give a title and a lab id such as J5 (a letter, digits)")
+    if any(unicodedata.category(ch) == "Cc" for ch in title):   # (probe 17: a README row in
+        raise errors.KitError("new deck: the title has a line break or another control "   # two)
+                              "character: a title is one line of text")
+    title = title.strip()
     taken = [p for p in nbs.decks() if p.name.startswith(f"{phase:02d}-")]
     if taken:
         raise errors.KitError(f"new deck: phase {phase:02d} is taken by {paths.short(taken[0])} "

@@ -83,8 +83,10 @@ BYLINE_ENV = "WORKSHOP_BYLINE"   # the title slide's presenter, event and date (
 
 
 def _js(value) -> str:
-    """`value` as JavaScript inside a <script> element."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+    """`value` as JavaScript inside a <script> element: every < as \\u003c, so nothing in it
+    is markup to the HTML parser (a `</` ended the element; a `<!--<script>` in a byline kept
+    the kit's page script from running, and a rehearsal then recorded nothing: probe 17)."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def script(plan: dict | None, rehearse: bool, byline: list[str] | None = None) -> str:
@@ -106,17 +108,23 @@ def byline_for(given: dict[str, str | None], file: Path | None = None) -> list[s
     (present's flags; None: not given) or else from presenting.toml at the kit's root; []
     when none is set (the slide shows nothing). A file that is not TOML, or that holds another
     key or a value that is not one line of text, raises KitError (one line)."""
+    import stat
     import tomllib
 
     from .. import paths
     from ..errors import KitError
     file = file or paths.ROOT / PRESENTING
     saved: dict = {}
-    if file.exists():
-        try:
+    if os.path.lexists(file):
+        try:   # (a folder there was a traceback; a FIFO, a wait without a word: probe 17)
+            if not stat.S_ISREG(file.stat().st_mode):
+                raise KitError(f"{paths.short(file)} is not a file: make it one (the byline's "
+                               "presenter, event and date, in TOML) or remove it")
             saved = tomllib.loads(file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise KitError(f"{paths.short(file)} is not TOML ({e})") from None
+        except OSError as e:
+            raise KitError(f"cannot read {paths.short(file)}: {e.strerror or e}") from None
         other = sorted(set(saved) - set(BYLINE_KEYS))
         if other:
             raise KitError(f"{paths.short(file)}: unknown key {other[0]!r} (it may set "
