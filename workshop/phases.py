@@ -9,5 +9,4 @@ PHASES = [
     (4, 'Transforms', ['grad and vmap rewrite it,', 'one rule per primitive']),
     (5, 'Structure', ['pytrees flatten data into it;', 'loops keep a record per body']),
     (6, 'Devices', ['lowers it to StableHLO, which', 'XLA splits over a mesh']),
-    (9, 'two\nlines', ['what the phase does to', 'the record, in two lines']),
 ]
