@@ -3,7 +3,6 @@ write a file (whole or not at all)."""
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from pathlib import Path
 
@@ -17,9 +16,6 @@ SOLUTIONS = EXERCISES / "solutions"
 ATTENDEE_DECKS = ROOT / "attendee" / "decks"
 LOCK = ROOT / "environment" / "requirements.lock"   # what .venv and every handout are made from
 BUILD = ROOT / "build"                               # every tool's own output, never committed
-# what RISE writes into the slideshow page's HTML as it is, from a deck's path: present refuses a
-# deck's path with one, and compose a talk's
-MARKUP_IN_PATH = re.compile(r"[\"'<>&`\x00-\x1f\x7f]")
 
 
 def short(path: Path) -> str:

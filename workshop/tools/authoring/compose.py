@@ -231,7 +231,8 @@ def _target(out: str, force: bool) -> Path:
                               f"{path / 'talk.ipynb'}")
     where = path.absolute()
     shown = paths.short(where) if where.is_relative_to(paths.ROOT) else path.name
-    if paths.MARKUP_IN_PATH.search(shown):   # (present refuses it: RISE puts it in its page)
+    from ..present import MARKUP_IN_PATH
+    if MARKUP_IN_PATH.search(shown):   # (present refuses it: RISE puts it in its page)
         raise errors.KitError(f"{out!r}: a talk's path with a quote, <, >, &, ` or a line break "
                               "goes into the slideshow page as markup, and present refuses it: "
                               "name it otherwise")

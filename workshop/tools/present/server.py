@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .. import errors, paths
 from .. import notebooks as nbs
+from . import MARKUP_IN_PATH
 from .private import private_dir
 
 HOST = "127.0.0.1"
@@ -489,7 +490,7 @@ def main(deck: str | None, port: int | None = None, open_browser: bool = True,
     if hidden:   # Jupyter serves no hidden folder: the slideshow would find no notebook
         raise errors.KitError(f"{rel}: Jupyter serves no hidden folder ({hidden[0]}): copy the "
                               "deck elsewhere in the kit (e.g. talks/)")
-    if paths.MARKUP_IN_PATH.search(rel):   # RISE writes the path into the page's HTML
+    if MARKUP_IN_PATH.search(rel):   # RISE writes the path into the page's HTML
         raise errors.KitError(f"{rel!r}: a deck's path with a quote, <, >, & or ` goes into "
                               "the slideshow page as markup: rename it")
     # before a server or a browser starts; the notebook read as JSON alone (nbformat's import
