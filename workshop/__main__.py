@@ -12,9 +12,11 @@ atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
 # A Ctrl-C while Python still imports the command (its first ~50 ms) is one line, not
 # Python's traceback from inside an import (probe 13); the command's own handling (a line
 # naming the command, its clean-up) starts with the command. The scripts start Python with
-# Ctrl-C ignored (before this line there is Python's own start, probe 14): this takes it over
+# Ctrl-C held (workshop/held.py: before this line there is Python's own start, probe 14): this
+# takes it over, and one pressed meanwhile (probe 17: it was lost) comes through now
 signal.signal(signal.SIGINT, lambda signum, frame: (
     os.write(2, b"workshop: interrupted\n"), os._exit(130)))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 from .tools.cli import main  # noqa: E402
 from .tools.processes import quiet_exit_on_ctrl_c  # noqa: E402
