@@ -285,6 +285,8 @@ def test_present_offline_after_a_lock_change_presents_with_the_venv_there_is(tmp
     import shutil
     kit = _kit_with_a_working_venv(tmp_path)
     shutil.copy(paths.ROOT / "scripts" / "present", kit / "scripts" / "present")
+    (kit / "workshop").mkdir()   # (what present execs first: the command, Ctrl-C held)
+    shutil.copy(paths.ROOT / "workshop" / "held.py", kit / "workshop" / "held.py")
     venv, here = kit / ".venv", Path(sys.prefix)   # .venv: this environment, by its own path
     (venv / "bin" / "python").unlink()
     (venv / "bin" / "python").symlink_to(sys._base_executable)
