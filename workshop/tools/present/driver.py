@@ -377,13 +377,14 @@ def press(page, key: str, want: tuple[int, int], label: str | None, where: str,
     """A real key press (Playwright's keyboard, as a presenter's or a clicker's key reaches
     Chromium) in `page`, or in the window `by` (the notes window), then the slideshow at slide
     want[0] with want[1] fragments shown and its counter reading `label` (None: a notebook
-    without the decks' RISE settings shows none) within 5 s, else DriverError: what the page
+    without the decks' RISE settings shows none) within 15 s (a loaded machine took over 5 s
+    from the notes window once, CI's rehearsal), else DriverError: what the page
     shows (page_scripts/step.js)."""
     (by or page).keyboard.press(key)
     try:
         page.wait_for_function(f"([w, l]) => {{ const s = ({STEP_JS})(); return s[0] === w[0] "
                                "&& s[1] === w[1] && (l === null || s[2] === l); }",
-                               arg=[list(want), label], timeout=5_000, polling=25)
+                               arg=[list(want), label], timeout=15_000, polling=25)
     except Exception:
         got = page.evaluate(STEP_JS)
         focus = page.evaluate("() => { const a = document.activeElement; return a ? "
