@@ -542,6 +542,9 @@ def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_
     disk = tmp_path / "disk"   # the machine's file systems, for the search (owned.searched)
     disk.mkdir(mode=0o1777)
     monkeypatch.setattr(owned, "searched", lambda: [str(disk)])
+    held_here, gone_uid = owned.held_numbers, [None]   # (this test's number alone: not what
+    monkeypatch.setattr(owned, "held_numbers",          # other removals left on the machine)
+                        lambda: held_here() & {gone_uid[0]})
     stuck, real_remove_at = {"on": True}, owned._remove_at
 
     def remove_at(path, free):   # a file the removal cannot remove, until it can
@@ -553,6 +556,7 @@ def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_
     try:
         auth.make_system_user(names[0], str(first / "attendees"))
         gone = pwd.getpwnam(names[0])
+        gone_uid[0] = gone.pw_uid
         for f in ("stuck", "private"):
             (disk / f).write_text("theirs")
             os.chown(disk / f, gone.pw_uid, gone.pw_gid)
@@ -677,3 +681,57 @@ while time.monotonic() < end:
                         "open('/proc/self/status').read().count('NoNewPrivs:\\t1'))"],
                        capture_output=True, text=True, timeout=60)
     assert r.stdout == "(65534, 65534, 65534) / 1\n", r
+
+
+def test_a_removed_attendees_setuid_file_held_open_elsewhere_gives_no_one_their_number(
+        tmp_path, monkeypatch):
+    # probe 18 (high): a local user held open an attendee's setuid copy of Python; the removal
+    # unlinked it, the number went to the next attendee, and /proc/PID/fd/N ran as them. The
+    # bits go before a file is unlinked, from the file itself (an open file of it included),
+    # wherever the removal finds it, and in their home before userdel removes it
+    import os
+    import stat
+
+    from workshop.tools import owned
+    from workshop.tools.hub import auth
+    _as_root()
+    theirs = 64102   # (a number no user has: a removed attendee's)
+    disk = tmp_path / "disk"
+    (disk / "folder").mkdir(parents=True)
+    held = []
+    for f in (disk / "py", disk / "folder" / "py", disk / "folder" / "sg"):
+        f.write_text("#!/bin/sh\n")
+        os.chown(f, theirs, theirs)
+        os.chmod(f, 0o2755 if f.name == "sg" else 0o4755)
+        held.append(os.open(f, os.O_RDONLY))
+    os.chown(disk / "folder", theirs, theirs)
+    try:
+        owned.remove_owned({theirs}, mounts=[str(disk)])
+        assert list(disk.iterdir()) == []
+        assert [stat.S_IMODE(os.fstat(fd).st_mode) for fd in held] == [0o755] * 3
+    finally:
+        for fd in held:
+            os.close(fd)
+    # and in the home, which userdel removes (the search of the machine's file systems, and
+    # what other removals left there, are the other tests')
+    monkeypatch.setattr(owned, "searched", lambda: [str(disk)])
+    monkeypatch.setattr(owned, "held_numbers", lambda: set())
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    name = "ws-rlefth"
+    try:
+        auth.make_system_user(name, str(state / "attendees"))
+        user = __import__("pwd").getpwnam(name)
+        f = Path(user.pw_dir) / "py"
+        f.write_text("#!/bin/sh\n")
+        os.chown(f, user.pw_uid, user.pw_gid)
+        os.chmod(f, 0o4755)
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            local.remove_attendees(state=state, quiet=True)
+            assert not f.exists() and stat.S_IMODE(os.fstat(fd).st_mode) == 0o755
+        finally:
+            os.close(fd)
+    finally:
+        import subprocess
+        subprocess.run(["userdel", "--remove", name], capture_output=True)

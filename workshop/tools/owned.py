@@ -356,10 +356,51 @@ def _remove_at(path: Path, free: set[int]) -> bool:
         if stat.S_ISDIR(st.st_mode):
             _rmtree_at(fd, name)
         else:
-            os.unlink(name, dir_fd=fd)
+            _unlink(name, fd)
         return True
     finally:
         os.close(fd)
+
+
+def _unlink(name: str, folder: int) -> None:
+    """The file `name` in the folder open as `folder` unlinked, its setuid and setgid bits
+    taken off first: a process that holds it open keeps the file, and the kernel honours the
+    bits on an exec of /proc/PID/fd/N. A local user who held an attendee's setuid copy of
+    Python ran it after the removal as the next attendee given the number, and read their
+    files (probe 18). The bits go from the file itself, which every name and open file of it
+    shares."""
+    import stat
+    st = os.lstat(name, dir_fd=folder)
+    if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+        disarm(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                       | getattr(os, "O_CLOEXEC", 0), dir_fd=folder))
+    os.unlink(name, dir_fd=folder)
+
+
+def disarm(fd: int) -> None:
+    """The open file `fd`'s setuid and setgid bits taken off (and `fd` closed)."""
+    import stat
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+    finally:
+        os.close(fd)
+
+
+def disarm_setid_files(folder: str) -> None:
+    """Every setuid or setgid file under `folder` (one file system, no link followed) loses
+    those bits: before userdel removes an attendee's home, where a process of another's may
+    hold one open (see _unlink)."""
+    p = subprocess.run(["find", folder, "-xdev", "-type", "f", "-perm", "/6000", "-print0"],
+                       capture_output=True, timeout=1800)
+    for raw in p.stdout.split(b"\0"):
+        if raw:
+            try:
+                disarm(os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                               | getattr(os, "O_CLOEXEC", 0)))
+            except OSError:
+                pass
 
 
 # seconds one found folder may take to remove: past it, what is left of it is said left
@@ -424,7 +465,7 @@ def _rmtree_at(parent: int, name: str, limit: float | None = None) -> None:
                     continue
             for entry, is_dir in entries:
                 if not is_dir:
-                    os.unlink(entry, dir_fd=top)
+                    _unlink(entry, top)
                     continue
                 inner = os.open(entry, flags, dir_fd=top)
                 try:
@@ -434,7 +475,7 @@ def _rmtree_at(parent: int, name: str, limit: float | None = None) -> None:
                         below = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
                     for sub, sub_is_dir in below:
                         if not sub_is_dir:
-                            os.unlink(sub, dir_fd=inner)
+                            _unlink(sub, inner)
                             continue
                         while True:   # up a level, under a name not taken in the top folder
                             moved += 1

@@ -612,6 +612,10 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
             failed.append(f"{name} (a file system is mounted in their home, at {inside}: "
                           "unmount it, then run --remove-attendees again)")
             continue
+        try:   # (a setuid file there, held open by another's process: see owned._unlink)
+            owned.disarm_setid_files(pwd.getpwnam(name).pw_dir)
+        except KeyError:
+            pass
         r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
