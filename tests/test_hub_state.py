@@ -705,10 +705,17 @@ def test_a_removed_attendees_setuid_file_held_open_elsewhere_gives_no_one_their_
         os.chmod(f, 0o2755 if f.name == "sg" else 0o4755)
         held.append(os.open(f, os.O_RDONLY))
     os.chown(disk / "folder", theirs, theirs)
+    gone = disk / "unlinked"   # (by the attendee, held open by another: no name to find)
+    gone.write_text("#!/bin/sh\n")
+    os.chown(gone, theirs, theirs)
+    os.chmod(gone, 0o6755)
+    held.append(os.open(gone, os.O_RDONLY))
+    gone.unlink()
     try:
+        owned.disarm_held({theirs})
         owned.remove_owned({theirs}, mounts=[str(disk)])
         assert list(disk.iterdir()) == []
-        assert [stat.S_IMODE(os.fstat(fd).st_mode) for fd in held] == [0o755] * 3
+        assert [stat.S_IMODE(os.fstat(fd).st_mode) for fd in held] == [0o755] * 4
     finally:
         for fd in held:
             os.close(fd)

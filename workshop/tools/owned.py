@@ -388,6 +388,31 @@ def disarm(fd: int) -> None:
         os.close(fd)
 
 
+def disarm_held(uids: set[int]) -> None:
+    """Every setuid or setgid file of `uids` that a process holds open, a name or not, loses
+    those bits, through the process's /proc/PID/fd. Run once `uids`' own processes have ended
+    (no one else may set the bits on their files): an attendee unlinked their setuid file while
+    a local user held it open, and no search of the file systems finds a file with no name."""
+    import stat
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            path = f"/proc/{pid}/fd/{fd}"
+            try:
+                st = os.stat(path)
+                if st.st_uid in uids and stat.S_ISREG(st.st_mode) and \
+                        st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                    disarm(os.open(path, os.O_RDONLY | os.O_NONBLOCK
+                                   | getattr(os, "O_CLOEXEC", 0)))
+            except OSError:
+                continue
+
+
 def disarm_setid_files(folder: str) -> None:
     """Every setuid or setgid file under `folder` (one file system, no link followed) loses
     those bits: before userdel removes an attendee's home, where a process of another's may

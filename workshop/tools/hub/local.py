@@ -613,6 +613,7 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
                           "unmount it, then run --remove-attendees again)")
             continue
         try:   # (a setuid file there, held open by another's process: see owned._unlink)
+            owned.disarm_held({pwd.getpwnam(name).pw_uid})
             owned.disarm_setid_files(pwd.getpwnam(name).pw_dir)
         except KeyError:
             pass
