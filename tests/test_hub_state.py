@@ -742,3 +742,69 @@ def test_a_removed_attendees_setuid_file_held_open_elsewhere_gives_no_one_their_
     finally:
         import subprocess
         subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
+def test_a_removal_userdel_stopped_part_way_still_holds_the_numbers(tmp_path, monkeypatch):
+    # probe 18 (medium): userdel removed the user but not a home that was not theirs (exit 12);
+    # the removal stopped there, before its search and its placeholders, and the next user
+    # made got the number and the files
+    import pwd
+    import subprocess
+
+    from workshop.tools import owned
+    from workshop.tools.hub import auth
+    _as_root()
+    monkeypatch.setattr(owned, "searched", lambda: [])
+    state, name = tmp_path / "state", "ws-rleftd"
+    state.mkdir(mode=0o700)
+    run = subprocess.run
+
+    def userdel_half(cmd, *a, **k):   # the user removed, the home not: userdel's exit 12
+        if cmd[:2] == ["userdel", "--remove"]:
+            run(["userdel", cmd[2]], capture_output=True)
+            return subprocess.CompletedProcess(cmd, 12, "", f"userdel: {cmd[2]} home "
+                                               "directory not owned by it, not removing\n")
+        return run(cmd, *a, **k)
+    try:
+        auth.make_system_user(name, str(state / "attendees"))
+        uid = pwd.getpwnam(name).pw_uid
+        monkeypatch.setattr(local.subprocess, "run", userdel_half)
+        with pytest.raises(errors.KitError, match=rf"^could not remove {name} "):
+            local.remove_attendees(state=state, quiet=True)
+        monkeypatch.setattr(local.subprocess, "run", run)
+        assert pwd.getpwuid(uid).pw_gecos == owned.PLACEHOLDER
+    finally:
+        monkeypatch.setattr(local.subprocess, "run", run)
+        for gone in [name] + [u.pw_name for u in pwd.getpwall()
+                              if u.pw_gecos == owned.PLACEHOLDER]:
+            run(["userdel", "--remove", gone], capture_output=True)
+        run(["rm", "-rf", f"/home/{name}"])
+
+
+def test_a_home_folder_already_there_makes_its_name_taken_and_a_home_no_one_enters_is_one_line(
+        tmp_path):
+    # probe 18 (low): a /home/ws-NAME left there (someone else's) was taken as the new
+    # attendee's home, and made 0700; and a home they made unreadable (chmod 000 ~) was a
+    # traceback in root's log and a server pending for good
+    import os
+    import subprocess
+    import sys
+
+    from workshop.tools.hub import auth
+    _as_root()
+    who = auth.WorkshopAuthenticator(attendee_log=str(tmp_path / "attendees"))
+    name = f"ws-zzhome{os.getpid()}"
+    home = Path(auth.home_base()) / name
+    assert who.name_free(name)
+    home.mkdir()
+    try:
+        assert not who.name_free(name)
+    finally:
+        home.rmdir()
+    shut = tmp_path / "shut"
+    shut.mkdir(mode=0o700)
+    r = subprocess.run([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody",
+                        str(shut), "--", "/bin/true"], capture_output=True, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stderr) == (126, f"become: nobody cannot run /bin/true in {shut}: "
+                                             "Permission denied\n"), r

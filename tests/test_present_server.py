@@ -920,3 +920,42 @@ def test_present_keeps_its_files_only_in_folders_of_its_own(tmp_path):
                 private_dir(open_to_all / "other")
     finally:
         shutil.rmtree(open_to_all)
+
+
+def test_a_ctrl_c_as_the_server_process_starts_stops_it_and_leaves_only_its_log(tmp_path,
+                                                                              monkeypatch):
+    # probe 18 (low): a Ctrl-C that came while Popen waited for the server's exec was raised
+    # before present held the process: it ran alone until it noticed present gone, and its
+    # settings, runtime and extension folders stayed for good
+    from workshop.tools.present import server as srv
+    real, started = srv.subprocess.Popen, []
+
+    def popen(*args, **kwargs):   # (the Ctrl-C lands as the process starts)
+        started.append(real(*args, **kwargs))
+        os.kill(os.getpid(), signal.SIGINT)
+        return started[-1]
+    monkeypatch.setattr(srv.subprocess, "Popen", popen)
+    log = tmp_path / "logs" / "1.log"
+    with pytest.raises(KeyboardInterrupt):
+        srv.Server(log=log)
+    monkeypatch.setattr(srv.subprocess, "Popen", real)
+    assert started and started[0].poll() is not None, "the server was left running"
+    assert sorted(p.name for p in log.parent.iterdir()) == ["1.log"]
+
+
+def test_a_ctrl_c_in_loggings_own_import_is_still_the_commands_one_line():
+    # probe 18 (low): the Ctrl-C handler imported logging; in logging's own import it got the
+    # half-made module, and an AttributeError traceback came out instead of the one line
+    code = ("import os, signal, sys, time, types\n"
+            "from workshop.tools import processes\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "processes.quiet_after_ctrl_c()\n"
+            "sys.modules['logging'] = types.ModuleType('logging')   # (half made)\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(5)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=paths.ROOT, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "interrupted\n", ""), p

@@ -54,8 +54,11 @@ def quiet_after_ctrl_c() -> None:
         return
 
     def interrupted(signum, frame):
-        import logging
-        logging.getLogger("asyncio").disabled = True
+        logging = sys.modules.get("logging")   # (not imported here: a Ctrl-C in logging's own
+        try:                                   # import got it half made, and an AttributeError
+            logging.getLogger("asyncio").disabled = True   # traceback, probe 18)
+        except AttributeError:   # (no logging yet, or half made: nothing of asyncio's to say)
+            pass
         signal.default_int_handler(signum, frame)
     signal.signal(signal.SIGINT, interrupted)
     # A KeyboardInterrupt raised where Python cannot pass it on (a weakref's callback, an

@@ -29,7 +29,9 @@ class WorkshopAuthenticator(ClaimedNameAuthenticator):
         named ws-NAME is someone's account (probe 16: an attendee logged in as it and read
         its files). Nor, with no such user, a group of that name, which useradd (one group per
         user, named as it) refuses to make again (probe 17: a 500 and a traceback at the login,
-        and the name held by a hub user with no system user)."""
+        and the name held by a hub user with no system user), or a home folder of that name
+        already there, which useradd takes as it is (probe 18: someone else's folder, then made
+        0700 by the kit)."""
         import grp
         try:
             pwd.getpwnam(name)
@@ -38,7 +40,7 @@ class WorkshopAuthenticator(ClaimedNameAuthenticator):
                 grp.getgrnam(name)
                 return False
             except KeyError:
-                return True
+                return not os.path.lexists(os.path.join(home_base(), name))
         return name in attendees_made(Path(self.attendee_log).parent)
 
     def add_user(self, user):
@@ -58,3 +60,14 @@ def make_system_user(name: str, log: str) -> None:
         record_attendee(Path(log), name)
     home = Path(pwd.getpwnam(name).pw_dir)
     os.chmod(home, 0o700)   # useradd's HOME_MODE varies by distribution (0755 on older ones)
+
+
+def home_base() -> str:
+    """The folder useradd makes homes in (`useradd -D`'s HOME, /home by default)."""
+    try:
+        said = subprocess.run(["useradd", "-D"], capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "/home"
+    return next((line.split("=", 1)[1].strip() for line in said.splitlines()
+                 if line.startswith("HOME=")), "/home") or "/home"

@@ -29,9 +29,16 @@ def main(argv: list[str]) -> int:
     os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
     os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
     own()
-    os.chdir(user.pw_dir if where == "home" else where)
-    os.execvp(program[0], program)
-    return 127   # (not reached: execvp raises where it cannot run the program)
+    where = user.pw_dir if where == "home" else where
+    try:
+        os.chdir(where)
+        os.execvp(program[0], program)
+    except OSError as e:   # (one line in the hub's log, and the start fails at once: a home
+        # they made unreadable (chmod 000 ~) was a traceback, and their server stayed pending)
+        print(f"become: {name} cannot run {program[0]} in {where}: {e.strerror or e}",
+              file=sys.stderr)
+        return 126
+    return 127   # (not reached: execvp replaces this process)
 
 
 if __name__ == "__main__":

@@ -620,7 +620,8 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
             failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
-    if failed:
+    if failed:   # (those userdel did remove, or half: their numbers held, probe 18)
+        owned.hold_numbers(uids)
         raise errors.KitError(f"could not remove {', '.join(failed)}")
     # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
     # homes, and the next user made gets a freed uid and with it what was left (owned.py)

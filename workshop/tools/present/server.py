@@ -136,6 +136,14 @@ class Server:
         # on this machine reads none of them); Jupyter's own runtime files are 0600 too
         self._log = os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
                               "w")
+        self.proc = None
+        try:
+            self._start(rehearsal, byline)
+        except BaseException:   # (a Ctrl-C as it starts: the server stopped, its folders gone;
+            self.stop()         # it ran alone a second and they stayed, probe 18)
+            raise
+
+    def _start(self, rehearsal: Path | None, byline: list[str] | None) -> None:
         os.chmod(self.log, 0o600)
         self.settings = private_dir(self.log.with_suffix(".settings"))
         for rel, value in SETTINGS.items():
@@ -149,9 +157,25 @@ class Server:
         self.runtime = private_dir(self.log.with_suffix(".runtime"))
         cmd = self._command(extensions)
         env = self._environment(rehearsal, byline or [])
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env,
-                                     start_new_session=True)
+        # a Ctrl-C while Popen waits for the exec is kept until the process is this server's
+        # (raised inside Popen, it left a server no one would stop)
+        import signal
+        import threading
+        pressed: list = []
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(frame)) \
+            if main else None
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=env,
+                                         start_new_session=True)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+        if pressed:
+            if callable(previous):
+                previous(signal.SIGINT, pressed[0])
+            raise KeyboardInterrupt
 
     def _log_path(self, log: Path | None) -> Path:
         """Where this server's log goes: `log`, else LOGS, else a scratch folder of its own."""
@@ -354,7 +378,7 @@ class Server:
         os.replace(part, ready)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()          # jupyter shuts down cleanly on SIGTERM
             try:
                 self.proc.wait(20)
