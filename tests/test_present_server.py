@@ -162,6 +162,8 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
                {"ServerApp": {"token": "", "disable_check_xsrf": True}}, None),
            "its own fixed token": ({"IdentityProvider": {"token": "my-own-fixed-token-123"}},
                                    None),
+           # (its metrics were served without the token: probe 18)
+           "metrics without a login": ({"ServerApp": {"authenticate_prometheus": False}}, None),
            "a token-less identity provider": (
                {"ServerApp": {"identity_provider_class":
                               "jupyter_server.auth.identity.IdentityProvider"}, **TOKEN_OFF},
@@ -187,7 +189,14 @@ CONFIGS = {"token off": (TOKEN_OFF, None),
            # Jupyter's static files need no login: a config's folder among them was served to
            # any local user, as root (probe 17: a 0600 file of root's)
            "a folder served to anyone": ({"ServerApp": {"extra_static_paths": ["/etc"]}},
-                                         "serves a folder to anyone, without a login (/etc")}
+                                         "serves a folder to anyone, without a login (/etc"),
+           # and one named in tornado_settings (the reason named "/": probe 18), and Jupyter's
+           # data folder, which holds the presenter's other servers' tokens (probe 18)
+           "a static_path of tornado's": ({"ServerApp": {"tornado_settings": {
+               "static_path": "/etc"}}}, "serves a folder to anyone, without a login (/etc"),
+           "Jupyter's data folder": ({"ServerApp": {"extra_static_paths": [
+               __import__("jupyter_core.paths").paths.jupyter_data_dir()]}},
+               "serves a folder to anyone, without a login (")}
 
 
 # The quick run starts a server under the two configs of probe 5's medium finding: served with
@@ -236,6 +245,9 @@ def test_no_jupyter_config_opens_a_port_without_presents_token(case, tmp_path):
         if "fixed" in case:   # and the config's does not
             with pytest.raises(urllib.error.HTTPError, match="403"):
                 call(url.split("/rise/")[0], "my-own-fixed-token-123", "/api/contents")
+        if "metrics" in case:   # and nothing is served without it
+            with pytest.raises(urllib.error.HTTPError, match="403"):
+                urllib.request.urlopen(url.split("/rise/")[0] + "/metrics", timeout=10)
     finally:
         stranger.done.set()
         assert stop_present(p) in (0, 1)

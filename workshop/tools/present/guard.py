@@ -88,7 +88,8 @@ def served_without_a_login(app) -> set[str]:
     """The folders the server `app` serves files from to anyone: its static handlers'."""
     import tornado.web
     from jupyter_server.base.handlers import AuthenticatedFileHandler
-    found: set[str] = set(app.web_app.settings.get("static_path") or [])
+    static = app.web_app.settings.get("static_path") or []
+    found: set[str] = {static} if isinstance(static, str) else set(static)   # (a string: one)
 
     def walk(rules) -> None:
         for rule in rules:
@@ -105,13 +106,15 @@ def served_without_a_login(app) -> set[str]:
 
 
 def _public(folder: str) -> bool:
-    """A folder of Jupyter's own to serve without a login: in this environment, on Jupyter's
-    data path (`jupyter --paths`), or present's folder of the slideshow's lab extensions."""
+    """A folder of Jupyter's own to serve without a login: in this environment, a lab
+    extensions folder on Jupyter's data path (`jupyter --paths`), or present's folder of the
+    slideshow's lab extensions. Not the data folders themselves: the user's holds the tokens
+    of their other servers (runtime/) and the notebook-signing secret (probe 18)."""
     from jupyter_core.paths import jupyter_path
     mine = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--RiseApp.labextensions_path=")]
     real = Path(os.path.realpath(folder))
     return any(real == Path(os.path.realpath(p)) or Path(os.path.realpath(p)) in real.parents
-               for p in (sys.prefix, *jupyter_path(), *mine))
+               for p in (sys.prefix, *jupyter_path("labextensions"), *mine))
 
 
 def install() -> None:

@@ -222,6 +222,8 @@ class Server:
                # the command line cannot fix, guard refuses before the server listens
                "--ServerApp.disable_check_xsrf=False",
                "--ServerApp.identity_provider_class=workshop.tools.present.guard.TokenOnly",
+               # nor open its metrics to anyone (probe 18: /metrics without the token)
+               "--ServerApp.authenticate_prometheus=True",
                # nor lift the output rate limits (Jupyter's defaults): a cell that prints 50 MB
                # shows its first few MB and a note, and the slideshow stays responsive
                "--ServerApp.iopub_data_rate_limit=1000000",
