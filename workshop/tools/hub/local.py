@@ -583,7 +583,7 @@ def remove_attendees(state: Path = STATE, quiet: bool = False) -> int:
 
 
 def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
-    names, failed = attendees_made(state), []
+    names = attendees_made(state)
     # their numbers, kept in the state before any user goes: a removal that stopped after the
     # users went searches for them again when run again (probe 12: the second run found no
     # user, so no number, said "removed" and left every file the first had not reached)
@@ -603,23 +603,11 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     if uids and state.is_dir():
         record.write_text(json.dumps(sorted(uids)))
         os.chmod(record, 0o600)
-    for name in names:   # userdel refuses a user who still runs
-        end_processes([p for p in psutil.process_iter(["username"])
-                       if p.info["username"] == name], grace=5)
-        end_every_process_of(name)
-        inside = _mounted_in_home(name)
-        if inside:   # (userdel's removal of the home goes into it: root's files there went)
-            failed.append(f"{name} (a file system is mounted in their home, at {inside}: "
-                          "unmount it, then run --remove-attendees again)")
-            continue
-        try:   # (a setuid file there, held open by another's process: see owned._unlink)
-            owned.disarm_held({pwd.getpwnam(name).pw_uid})
-            owned.disarm_setid_files(pwd.getpwnam(name).pw_dir)
-        except KeyError:
-            pass
-        r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
-        if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
-            failed.append(f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})")
+    failed = [why for why in (_remove_user(name, psutil, end_processes) for name in names)
+              if why]
+    # what of theirs any process holds open loses its setuid and setgid bits, a name or not
+    # (their processes are ended: no one may set them again; see owned._unlink)
+    owned.disarm_held(uids)
     if failed:   # (those userdel did remove, or half: their numbers held, probe 18)
         owned.hold_numbers(uids)
         raise errors.KitError(f"could not remove {', '.join(failed)}")
@@ -648,6 +636,26 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         print(f"hub: removed {len(names)} attendee(s) and their files"
               + (f": {', '.join(names)}" if names else ""))
     return 0
+
+
+def _remove_user(name: str, psutil, end_processes) -> str:
+    """`name`'s processes ended and their user removed with their home: "" if so, else why
+    not (one clause)."""
+    end_processes([p for p in psutil.process_iter(["username"])   # (userdel refuses a user
+                   if p.info["username"] == name], grace=5)        # who still runs)
+    end_every_process_of(name)
+    inside = _mounted_in_home(name)
+    if inside:   # (userdel's removal of the home goes into it: root's files there went)
+        return (f"{name} (a file system is mounted in their home, at {inside}: unmount it, "
+                "then run --remove-attendees again)")
+    try:   # (a setuid file there, held open by another's process: see owned._unlink)
+        owned.disarm_setid_files(pwd.getpwnam(name).pw_dir)
+    except KeyError:
+        pass
+    r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
+    if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
+        return f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})"
+    return ""
 
 
 def _mounted_in_home(name: str) -> str:
