@@ -65,13 +65,20 @@ def quiet_after_ctrl_c() -> None:
     # object's __del__: importlib's module locks have one) is printed as "Exception ignored"
     # and dropped, and the command went on (probe 17: present started its server after the
     # Ctrl-C). Such a Ctrl-C is sent again a moment later, from a thread, once the callback
-    # is done (sent from here, it was raised in the hook, and dropped the same way)
-    import threading
+    # is done: sent from here, it was raised in the hook and dropped the same way, and so it
+    # was once when threading's Timer, which waits here for its thread to start, took longer
+    # than its delay (CI's rehearsal); _thread's start does not wait
+    import _thread
+    import time
     previous = sys.unraisablehook
+
+    def send() -> None:
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
 
     def sent_again(unraisable) -> None:
         if unraisable.exc_type is KeyboardInterrupt:
-            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+            _thread.start_new_thread(send, ())
         else:
             previous(unraisable)
     sys.unraisablehook = sent_again
