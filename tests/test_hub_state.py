@@ -824,3 +824,33 @@ def test_a_home_folder_already_there_makes_its_name_taken_and_a_home_no_one_ente
                        timeout=60)
     assert (r.returncode, r.stderr) == (126, f"become: nobody cannot run /bin/true in {shut}: "
                                              "Permission denied\n"), r
+
+
+def test_a_removal_stopped_by_ctrl_c_in_its_search_still_holds_the_numbers(tmp_path,
+                                                                          monkeypatch):
+    # probe 19 (medium): a Ctrl-C while the removal searched the machine for the attendees'
+    # files, their users gone, said "interrupted" and held no number: a hub on another state
+    # gave the numbers, and the files, to its next attendees
+    import pwd
+    import subprocess
+
+    from workshop.tools import owned
+    from workshop.tools.hub import auth
+    _as_root()
+    monkeypatch.setattr(owned, "held_numbers", lambda: set())
+    state, name = tmp_path / "state", "ws-rlefti"
+    state.mkdir(mode=0o700)
+
+    def interrupted(uids, mounts=None, left=None):
+        raise KeyboardInterrupt
+    try:
+        auth.make_system_user(name, str(state / "attendees"))
+        uid = pwd.getpwnam(name).pw_uid
+        monkeypatch.setattr(owned, "remove_owned", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            local.remove_attendees(state=state, quiet=True)
+        assert pwd.getpwuid(uid).pw_gecos == owned.PLACEHOLDER
+    finally:
+        for gone in [name] + [u.pw_name for u in pwd.getpwall()
+                              if u.pw_gecos == owned.PLACEHOLDER]:
+            subprocess.run(["userdel", "--remove", gone], capture_output=True)

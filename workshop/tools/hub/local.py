@@ -603,26 +603,11 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
     if uids and state.is_dir():
         record.write_text(json.dumps(sorted(uids)))
         os.chmod(record, 0o600)
-    failed = [why for why in (_remove_user(name, psutil, end_processes) for name in names)
-              if why]
-    # what of theirs any process holds open loses its setuid and setgid bits, a name or not
-    # (their processes are ended: no one may set them again; see owned._unlink)
-    owned.disarm_held(uids)
-    if failed:   # (those userdel did remove, or half: their numbers held, probe 18)
-        owned.hold_numbers(uids)
-        raise errors.KitError(f"could not remove {', '.join(failed)}")
-    # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
-    # homes, and the next user made gets a freed uid and with it what was left (owned.py)
-    left: list[Path] = []
-    owned.remove_owned(uids, left=left)
-    owned.remove_ipc(uids)   # (shared memory and the like: no file, the same threat)
-    if left:   # the state kept: run again, and the same numbers are searched for again;
-        # meanwhile no user made on this machine gets one of them (probe 16's R-left)
-        owned.hold_numbers(uids)
-        raise errors.KitError(
-            f"removed the attendees' users, but {len(left)} of their files could not be "
-            f"removed (the first: {paths.short(left[0])!r}): see to it, then run "
-            "--remove-attendees again (it searches for their numbers again)")
+    try:
+        _remove_users_and_their_files(names, uids, psutil, end_processes)
+    except BaseException:   # (whatever stopped it, a Ctrl-C too: the numbers its userdel
+        owned.hold_numbers(uids)   # freed are held before it says so; probes 18 and 19)
+        raise
     owned.release_numbers(uids)
     # and the hub's groups of their caps, if its stop left them (a group still used stays:
     # probe 15 found them after a hub stopped with processes of theirs still running)
@@ -636,6 +621,30 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         print(f"hub: removed {len(names)} attendee(s) and their files"
               + (f": {', '.join(names)}" if names else ""))
     return 0
+
+
+def _remove_users_and_their_files(names: list[str], uids: set[int], psutil,
+                                  end_processes) -> None:
+    """`names`' users removed, then every file of `uids` on the machine's file systems; a
+    KitError for what could not be."""
+    failed = [why for why in (_remove_user(name, psutil, end_processes) for name in names)
+              if why]
+    # what of theirs any process holds open loses its setuid and setgid bits, a name or not
+    # (their processes are ended: no one may set them again; see owned._unlink)
+    owned.disarm_held(uids)
+    if failed:
+        raise errors.KitError(f"could not remove {', '.join(failed)}")
+    # and their files wherever they could write (/tmp, /dev/shm, …): userdel took only the
+    # homes, and the next user made gets a freed uid and with it what was left (owned.py)
+    left: list[Path] = []
+    owned.remove_owned(uids, left=left)
+    owned.remove_ipc(uids)   # (shared memory and the like: no file, the same threat)
+    if left:   # the state kept: run again, and the same numbers are searched for again;
+        # meanwhile no user made on this machine gets one of them (probe 16's R-left)
+        raise errors.KitError(
+            f"removed the attendees' users, but {len(left)} of their files could not be "
+            f"removed (the first: {paths.short(left[0])!r}): see to it, then run "
+            "--remove-attendees again (it searches for their numbers again)")
 
 
 def _remove_user(name: str, psutil, end_processes) -> str:
