@@ -59,15 +59,67 @@ def _unclaimed(uids: set[int]) -> set[int]:
     free = set()
     for uid in uids:
         try:
-            if pwd.getpwuid(uid).pw_gecos == PLACEHOLDER:
+            if pwd.getpwuid(uid).pw_gecos in (PLACEHOLDER, RETIRED):
                 free.add(uid)
         except KeyError:
             free.add(uid)
     return free
 
 
-# the comment of a user that only holds a removed attendee's number (no home, no login)
+# the comments of a user that only holds a removed attendee's number (no home, no login): while
+# files of theirs are left (searched for again at the next removal), and for good
 PLACEHOLDER = "JAX workshop removed attendee, number held while their files are left"
+RETIRED = "JAX workshop removed attendee, number retired"
+
+
+def retire(name: str) -> str:
+    """The user `name` (its processes ended, its home removed) made a placeholder of its own
+    number, `ws-left-UID` (no home, no login, locked), and its group renamed so: the number is
+    never given to another user. userdel freed it, and a setuid file of theirs that a local
+    user kept out of every search (a file descriptor in a socket's queue, no name, no process
+    holding it) ran after the removal as the next attendee given the number (probe 19). After
+    a reboot nothing of theirs can run: `userdel ws-left-UID` frees the number then. "" when
+    done, else why not."""
+    import grp
+    import pwd
+    try:
+        user = pwd.getpwnam(name)
+    except KeyError:
+        return ""
+    new = f"ws-left-{user.pw_uid}"
+    r = subprocess.run(["usermod", "--login", new, "--comment", RETIRED, "--shell", _nologin(),
+                        "--home", "/nonexistent", "--lock", name], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        return (r.stderr.strip().splitlines() or [f"usermod: exit {r.returncode}"])[-1]
+    try:
+        if grp.getgrgid(user.pw_gid).gr_name == name:
+            subprocess.run(["groupmod", "--new-name", new, name], capture_output=True)
+    except KeyError:
+        pass
+    return ""
+
+
+def remove_home(home: str) -> None:
+    """The folder `home` removed (its owner's processes ended), reached from / with no link
+    followed, as `_remove_at` reaches what it removes; an OSError if it cannot be."""
+    parts = Path(home).parts
+    if len(parts) < 2 or parts[0] != "/":
+        raise OSError(errno.EINVAL, f"{home}: not an absolute path")
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open("/", flags)
+    try:
+        for part in parts[1:-1]:
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        try:
+            os.lstat(parts[-1], dir_fd=fd)
+        except FileNotFoundError:
+            return
+        _rmtree_at(fd, parts[-1])
+    finally:
+        os.close(fd)
 
 
 def hold_numbers(uids: set[int]) -> list[str]:
@@ -81,7 +133,10 @@ def hold_numbers(uids: set[int]) -> list[str]:
     made = []
     for uid in sorted(uids):
         try:
-            pwd.getpwuid(uid)
+            user = pwd.getpwuid(uid)
+            if user.pw_gecos == RETIRED:   # (retired: searched for again, as one held)
+                subprocess.run(["usermod", "--comment", PLACEHOLDER, user.pw_name],
+                               capture_output=True)
             continue
         except KeyError:
             pass
@@ -101,11 +156,12 @@ def held_numbers() -> set[int]:
 
 
 def release_numbers(uids: set[int]) -> None:
-    """The placeholders of `uids` removed: their files are gone, the numbers free again."""
+    """The placeholders of `uids` retired: their files are gone, and their numbers are not
+    searched for again (nor given to anyone: see `retire`)."""
     import pwd
     for u in pwd.getpwall():
         if u.pw_uid in uids and u.pw_gecos == PLACEHOLDER:
-            subprocess.run(["userdel", u.pw_name], capture_output=True)
+            subprocess.run(["usermod", "--comment", RETIRED, u.pw_name], capture_output=True)
 
 
 def _nologin() -> str:

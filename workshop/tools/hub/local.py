@@ -648,8 +648,8 @@ def _remove_users_and_their_files(names: list[str], uids: set[int], psutil,
 
 
 def _remove_user(name: str, psutil, end_processes) -> str:
-    """`name`'s processes ended and their user removed with their home: "" if so, else why
-    not (one clause)."""
+    """`name`'s processes ended, their home removed, and their user retired (owned.retire:
+    its number never given again): "" if so, else why not (one clause)."""
     end_processes([p for p in psutil.process_iter(["username"])   # (userdel refuses a user
                    if p.info["username"] == name], grace=5)        # who still runs)
     end_every_process_of(name)
@@ -657,14 +657,17 @@ def _remove_user(name: str, psutil, end_processes) -> str:
     if inside:   # (userdel's removal of the home goes into it: root's files there went)
         return (f"{name} (a file system is mounted in their home, at {inside}: unmount it, "
                 "then run --remove-attendees again)")
-    try:   # (a setuid file there, held open by another's process: see owned._unlink)
-        owned.disarm_setid_files(pwd.getpwnam(name).pw_dir)
-    except KeyError:
-        pass
-    r = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
-    if r.returncode not in (0, 6):   # 6: no such user (removed by hand)
-        return f"{name} ({r.stderr.strip().splitlines()[-1:] or r.returncode})"
-    return ""
+    try:
+        home = pwd.getpwnam(name).pw_dir
+    except KeyError:   # (removed by hand)
+        return ""
+    owned.disarm_setid_files(home)   # (a setuid file there, held open: see owned._unlink)
+    try:
+        owned.remove_home(home)
+    except OSError as e:
+        return f"{name} (their home {home}: {e.strerror or e})"
+    why = owned.retire(name)   # (their number never given again: not userdel, probe 19)
+    return f"{name} ({why})" if why else ""
 
 
 def _mounted_in_home(name: str) -> str:
