@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workshop.tools import errors, paths
+from workshop.tools import errors, owned, paths
 from workshop.tools.hub import limits
 from workshop.tools.hub import load as hubload
 from workshop.tools.hub import local as hub
@@ -86,7 +86,7 @@ def room(tmp_path_factory):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_in_a_session_keyring_with_a_key_of_roots)
     lines = []
-    while len(lines) < 4:
+    while len(lines) < 5:
         line = proc.stdout.readline()
         if not line:
             pytest.fail(f"the hub stopped: {proc.stderr.read()}")
@@ -124,6 +124,10 @@ def room(tmp_path_factory):
         for user in users:
             with pytest.raises(KeyError):
                 pwd.getpwnam(user)
+        # their homes' file systems unmounted and their images gone (hub/disk.py)
+        assert not [m for m in owned.mount_points() if m.startswith("/home/ws-")
+                    and m.split("/")[2] in users]
+        assert not list((state / "homes").glob("*.ext4"))
         group = limits.hub_group(state)   # the attendees' capped groups, removed with the hub
         assert not [h for h in ("memory", "cpu", "pids")
                     if (Path("/sys/fs/cgroup", h, group)).exists()]
@@ -151,6 +155,46 @@ def test_two_attendees_each_run_j1s_solution_in_their_own_kernel(room):
         assert me == [a.user, f"/home/{a.user}/workshop/exercises"]
         top = a.api("GET", f"/user/{a.user}/api/contents").json()["content"]
         assert {"decks", "exercises"} <= {c["name"] for c in top}
+
+
+DISK_LINE = ("hub: each home a file system of 2 GiB; /tmp and /var/tmp their own, in memory, "
+             "under their memory cap; the rest of the disk read-only to their servers")
+
+
+def test_an_attendee_fills_no_disk_but_their_own_home_and_tmp(room):
+    # probe 19's D-fill: one cell's `fallocate -l 70G /tmp/x` would have filled the machine's
+    # disk (3G and 5G went into /tmp and /var/tmp at once, under a 1 GiB memory cap), and then
+    # every attendee's save, the hub's database and log and the presenter's build failed
+    assert room["lines"][4] == DISK_LINE
+    ada, kim = room["people"]
+    open_folder = Path("/var/lib") / f"ws-open-{os.getpid()}"   # (on the disk, anyone's)
+    open_folder.mkdir(mode=0o777)
+    os.chmod(open_folder, 0o1777)
+    try:
+        tries = ["/tmp/big", "/var/tmp/big", f"{open_folder}/big", "~/big"]
+        got = ada.run("import os, subprocess\n"   # (a failed fallocate may keep what it
+                      f"for f in {tries!r}:\n"       # took: each file removed after)
+                      "    f = os.path.expanduser(f)\n"
+                      "    r = subprocess.run(['fallocate', '-l', '3G', f],"
+                      " capture_output=True, text=True)\n"
+                      "    print('fallocate', r.returncode, r.stderr.strip().rsplit(': ', 1)[-1])"
+                      "\n    if os.path.exists(f): os.remove(f)")
+        assert [line for line in got["out"].splitlines() if line.startswith("fallocate")] == [
+            "fallocate 1 No space left on device", "fallocate 1 No space left on device",
+            "fallocate 1 Read-only file system", "fallocate 1 No space left on device"], got
+        assert not list(open_folder.iterdir())
+        # what fits is written: their home is theirs, their /tmp theirs alone
+        small = ada.run("import os; open(os.path.expanduser('~/small'), 'wb').write(b'x' * 2**20)"
+                        "; open('/tmp/ada-only', 'w').write('ada'); print(os.listdir('/tmp'))")
+        assert small["status"] == "ok" and "ada-only" in small["out"], small
+        theirs = kim.run("import os; print(os.listdir('/tmp'))")
+        assert theirs["status"] == "ok" and "ada-only" not in theirs["out"], theirs
+        assert not Path("/tmp/ada-only").exists()   # (nor on the machine's /tmp)
+        home = pwd.getpwnam(ada.user).pw_dir
+        assert home in owned.mount_points()
+        assert os.path.getsize(os.path.join(home, "small")) == 2**20
+    finally:
+        shutil.rmtree(open_folder)
 
 
 def test_each_attendee_has_a_private_copy_of_the_materials(room):
@@ -735,6 +779,31 @@ def _restart(a) -> None:
     a.start_kernel()
 
 
+@pytest.mark.parametrize("breaks", [
+    "os.chmod(os.path.expanduser('~/.local'), 0)",
+    "import shutil; r = os.path.expanduser('~/.local/share/jupyter/runtime'); "
+    "shutil.move(r, r + '.old'); open(r, 'w').close()"])
+def test_an_attendee_who_broke_their_runtime_folder_gets_their_server_and_a_line(room, breaks):
+    # probe 19's N-home-2: a file where ~/.local/share/jupyter/runtime goes, or ~/.local made
+    # unreadable, and each start was a 500, then "pending" for good, and nothing said why
+    ada = room["people"][0]
+    assert ada.run(f"import os; {breaks}")["status"] == "ok"
+    try:
+        _restart(ada)
+        got = ada.run("import os; print(os.environ['JUPYTER_RUNTIME_DIR'])")
+        assert got["status"] == "ok" and got["out"].startswith("/tmp/jupyter-runtime-"), got
+        said = [line for line in (room["state"] / "hub.log").read_text().splitlines()
+                if line.startswith("become: ws-ada's ~/.local/share/jupyter/runtime: ")]
+        assert said and said[-1].endswith(" this time"), said
+    finally:   # (theirs put back as it was, and the server started on it again)
+        ada.run("import os, shutil; os.chmod(os.path.expanduser('~/.local'), 0o755); "
+                "r = os.path.expanduser('~/.local/share/jupyter/runtime'); "
+                "os.path.isfile(r) and (os.remove(r), shutil.move(r + '.old', r))")
+        _restart(ada)
+    assert not ada.run("import os; print(os.environ['JUPYTER_RUNTIME_DIR'])")["out"].startswith(
+        "/tmp/")
+
+
 def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):
     # ~/workshop is the attendee's: links there to another's home or to a root-only file,
     # then a server restart (which copies the materials in again) hand them nothing
@@ -1060,7 +1129,7 @@ def _small_site(folder: Path) -> Path:
     return folder / "out"
 
 
-def _hub_with_site(tmp_path: Path, site: Path, *args: str, said_lines: int = 5):
+def _hub_with_site(tmp_path: Path, site: Path, *args: str, said_lines: int = 6):
     """`scripts/hub` with `site` where the build puts the course site; its first five lines
     (or `said_lines`)."""
     _names_free("rosa", "tom")
@@ -1157,7 +1226,7 @@ def test_the_hub_serves_the_course_site_at_its_own_address_over_https(tmp_path):
     try:
         base = f"https://127.0.0.1:{port}"
         url = f"{base}/{hub.SITE_PATH}"
-        assert lines[4] == f"hub: the course site, for the room without logging in: {url}"
+        assert lines[5] == f"hub: the course site, for the room without logging in: {url}"
         a = hubload.Attendee(base, "reader", re.search(r"the code\s+(\S+)$", lines[1]).group(1))
         a.http.verify, a.http.trust_env = cert, False
         link = f"<a id='workshop-course' href='/{hub.SITE_PATH}'>"
@@ -1190,7 +1259,7 @@ def test_a_hub_without_a_built_site_says_so_in_one_line_and_starts(tmp_path):
     missing = tmp_path / "site"
     proc, port, lines = _hub_with_site(tmp_path, missing)
     try:
-        assert lines[4] == (f"hub: no course site to serve ({missing}/ is not built): "
+        assert lines[5] == (f"hub: no course site to serve ({missing}/ is not built): "
                             "scripts/build --site builds it, then start the hub again")
         assert sum("site" in l for l in lines) == 1
         base = f"http://127.0.0.1:{port}"
@@ -1229,10 +1298,10 @@ def test_the_room_view_shows_the_presenter_who_passed_a_j1_task(tmp_path):
 
     from workshop.labs import room as record
     proc, port, lines = _hub_with_site(tmp_path, tmp_path / "no-site", "--room-view",
-                                       "--attendees", "2", said_lines=6)
+                                       "--attendees", "2", said_lines=7)
     state, base = tmp_path / "state", f"http://127.0.0.1:{port}"
     try:
-        assert lines[5].startswith("hub: the room view is on: ")
+        assert lines[6].startswith("hub: the room view is on: ")
         login = requests.get(f"{base}/hub/login", timeout=30).text
         assert "whether your latest check passed (pass or fail only, never your code)" in login
         code = re.search(r"the code\s+(\S+)$", lines[1]).group(1)

@@ -64,7 +64,7 @@ def cmd_hub(args) -> int:
         return view.main(names=args.names)
     starts = min(hub.STARTS_AT_ONCE, args.attendees + 1) if args.starts is None else args.starts
     room = hub.Room(args.attendees, starts, args.memory_cap, args.cpu_cap, args.ssl_cert or "",
-                    args.ssl_key or "", args.room_view)
+                    args.ssl_key or "", args.room_view, args.disk_cap)
     return hub.main(args.ip, args.port, room, Path(args.code_file) if args.code_file else None,
                     args.remove_attendees, args.update_materials)
 
@@ -180,6 +180,9 @@ def _hub_command(sub) -> None:
                          "kernel allocating is ended, no other attendee's (default 1)")
     hb.add_argument("--cpu-cap", type=float, default=1.0, metavar="CORES",
                     help="each attendee's share of the cores at most (default 1)")
+    hb.add_argument("--disk-cap", type=float, default=2.0, metavar="GIB",
+                    help="each attendee's home, a file system of its own; their /tmp is "
+                         "their own, under the memory cap (default 2; 0: not capped)")
     hb.add_argument("--code-file", metavar="FILE",
                     help="read the attendees' code from FILE (mode 600); default: one made "
                          "once and kept in /var/lib/jax-core-workshop-hub/")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from traitlets import Unicode
 
+from . import disk
 from .local import ATTENDEE, attendees_made, record_attendee
 from .login import ClaimedNameAuthenticator
 
@@ -58,6 +59,15 @@ def make_system_user(name: str, log: str) -> None:
                         "--comment", ATTENDEE, name], check=True,
                        capture_output=True)
         record_attendee(Path(log), name)
+        capped = os.environ.get("WORKSHOP_HUB_DISK_CAP")
+        if capped:   # (a file system of its own: hub/disk.py)
+            try:
+                disk.make_home(name, Path(pwd.getpwnam(name).pw_dir),
+                               disk.image_of(Path(log).parent, name), float(capped))
+            except BaseException:   # (never a home without its cap: the user, just made,
+                subprocess.run(["userdel", "--remove", name],   # has run nothing yet)
+                               capture_output=True)
+                raise
     home = Path(pwd.getpwnam(name).pw_dir)
     os.chmod(home, 0o700)   # useradd's HOME_MODE varies by distribution (0755 on older ones)
 

@@ -82,10 +82,12 @@ c.Spawner.cpu_limit = float(os.environ["WORKSHOP_HUB_CPU_CAP"])
 # choosing, with its script, on the hub's origin, where it acts as whoever opens it, the
 # presenter included (probe 7: an admin token minted). What is theirs stays in their home:
 # the runtime files, JupyterLab's settings and workspaces, and the notebooks' trust database
-# (data, never code: opening a notebook writes it, a 500 where the attendee could not).
+# (data, never code: opening a notebook writes it, a 500 where the attendee could not). The
+# runtime folder is hub/become.py's choice: elsewhere, this time, where they broke theirs.
 c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'cp -Rn "$WORKSHOP_HUB_MATERIALS/." "$HOME/workshop/"; '
-                 'export JUPYTER_RUNTIME_DIR="$HOME/.local/share/jupyter/runtime" '
+                 'export JUPYTER_RUNTIME_DIR='
+                 '"${JUPYTER_RUNTIME_DIR:-$HOME/.local/share/jupyter/runtime}" '
                  'JUPYTERLAB_SETTINGS_DIR="$HOME/.jupyter/lab/user-settings" '
                  'JUPYTERLAB_WORKSPACES_DIR="$HOME/.jupyter/lab/workspaces"; '
                  'exec jupyterhub-singleuser '

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import errors, owned, paths
-from . import limits, update
+from . import disk, limits, update
 from .login import FULL, NAME, NAME_RULE, PREFIX, PRESENTER, TAKEN  # noqa: F401 (the login's)
 
 HUB_HOME = Path(os.environ.get("WORKSHOP_HUB_HOME", "/opt/jax-core-workshop-hub"))
@@ -98,6 +98,7 @@ class Room:
     cert: str = ""   # HTTPS: the certificate's and the key's files (PEM), both or neither
     key: str = ""
     view: bool = False   # --room-view: each check records pass/fail per task (labs/room.py)
+    disk_gib: float = disk.DISK_CAP_GIB   # each home a file system of this size; 0: not capped
 
     @property
     def scheme(self) -> str:
@@ -114,6 +115,9 @@ class Room:
         if not 0.25 <= self.memory_gib <= 1024:
             raise errors.KitError(f"--memory-cap {self.memory_gib:g}: from 0.25 to 1024 GiB "
                                   "(an attendee's kernel alone needs 0.3)")
+        if self.disk_gib != 0 and not 0.25 <= self.disk_gib <= 1024:
+            raise errors.KitError(f"--disk-cap {self.disk_gib:g}: 0 (not capped) or from 0.25 "
+                                  "to 1024 GiB")
         if not 0.1 <= self.cpus <= (os.cpu_count() or 1):
             raise errors.KitError(f"--cpu-cap {self.cpus:g}: from 0.1 to this machine's "
                                   f"{os.cpu_count()} cores")
@@ -604,7 +608,7 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         record.write_text(json.dumps(sorted(uids)))
         os.chmod(record, 0o600)
     try:
-        _remove_users_and_their_files(names, uids, psutil, end_processes)
+        _remove_users_and_their_files(names, uids, psutil, end_processes, state)
     except BaseException:   # (whatever stopped it, a Ctrl-C too: the numbers its userdel
         owned.hold_numbers(uids)   # freed are held before it says so; probes 18 and 19)
         raise
@@ -624,11 +628,11 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
 
 
 def _remove_users_and_their_files(names: list[str], uids: set[int], psutil,
-                                  end_processes) -> None:
+                                  end_processes, state: Path = STATE) -> None:
     """`names`' users removed, then every file of `uids` on the machine's file systems; a
     KitError for what could not be."""
-    failed = [why for why in (_remove_user(name, psutil, end_processes) for name in names)
-              if why]
+    failed = [why for why in (_remove_user(name, psutil, end_processes, state)
+                              for name in names) if why]
     # what of theirs any process holds open loses its setuid and setgid bits, a name or not
     # (their processes are ended: no one may set them again; see owned._unlink)
     owned.disarm_held(uids)
@@ -647,12 +651,19 @@ def _remove_users_and_their_files(names: list[str], uids: set[int], psutil,
             "--remove-attendees again (it searches for their numbers again)")
 
 
-def _remove_user(name: str, psutil, end_processes) -> str:
-    """`name`'s processes ended, their home removed, and their user retired (owned.retire:
-    its number never given again): "" if so, else why not (one clause)."""
+def _remove_user(name: str, psutil, end_processes, state: Path = STATE) -> str:
+    """`name`'s processes ended, their home removed (its file system first: hub/disk.py), and
+    their user retired (owned.retire: its number never given again): "" if so, else why not
+    (one clause)."""
     end_processes([p for p in psutil.process_iter(["username"])   # (userdel refuses a user
                    if p.info["username"] == name], grace=5)        # who still runs)
     end_every_process_of(name)
+    try:
+        disk.unmount_home(pwd.getpwnam(name).pw_dir, disk.image_of(state, name))
+    except KeyError:
+        pass
+    except OSError as e:
+        return f"{name} (their home's file system: {e.strerror or e})"
     inside = _mounted_in_home(name)
     if inside:   # (userdel's removal of the home goes into it: root's files there went)
         return (f"{name} (a file system is mounted in their home, at {inside}: unmount it, "
@@ -836,6 +847,12 @@ class Hub:
         self.site = site   # the course site's copy it serves (prepare_site), or None
         # the attendees' cgroups (hub/limits.py): made by the hub, removed by stop()
         self.caps, self.cgroup = limits.mechanism(), limits.hub_group(state)
+        # and their disk (hub/disk.py): "" where the machine can, else why not
+        self.unsealed = disk.can_seal(python, state)
+        self.uncapped = (disk.can_cap(state) if room.disk_gib
+                         else "not asked for (--disk-cap 0)")
+        if not self.uncapped:
+            disk.mount_homes(state, attendees_made(state))
         self.log = state / "hub.log"
         code_file = state / "attendee-code"
         code_file.unlink(missing_ok=True)
@@ -850,6 +867,8 @@ class Hub:
                    WORKSHOP_HUB_CAPS=self.caps, WORKSHOP_HUB_CGROUP=self.cgroup,
                    WORKSHOP_HUB_MEMORY_CAP=str(int(room.memory_gib * 2**30)),
                    WORKSHOP_HUB_CPU_CAP=str(room.cpus),
+                   WORKSHOP_HUB_SEALED="" if self.unsealed else "1",
+                   WORKSHOP_HUB_DISK_CAP="" if self.uncapped else str(room.disk_gib),
                    WORKSHOP_HUB_SSL_CERT=room.cert, WORKSHOP_HUB_SSL_KEY=room.key,
                    WORKSHOP_HUB_INTERNAL_PORTS=f"{free_port()},{free_port()}",
                    WORKSHOP_HUB_SITE_COPY=str(site or ""),
@@ -944,6 +963,27 @@ def caps_line(kind: str, room: Room) -> str:
             f"core{'s' if room.cpus != 1 else ''} (cgroups {kind})")
 
 
+def disk_line(hub: Hub, room: Room) -> str:
+    """What caps each attendee's disk (hub/disk.py), or why nothing does."""
+    said = []
+    if hub.uncapped:
+        said.append(f"homes not capped ({hub.uncapped})")
+    else:
+        said.append(f"each home a file system of {room.disk_gib:g} GiB")
+        free = shutil.disk_usage(hub.state).free / 2**30   # (the images are sparse: a room
+        if room.attendees * room.disk_gib > free:        # that fills them all may not fit)
+            said[-1] += (f" ({room.attendees} of them could take {room.attendees * room.disk_gib:g}"
+                         f" GiB, and {paths.short(hub.state)}'s disk has {free:.0f} GiB free: a "
+                         "smaller --disk-cap, or the state on a larger disk)")
+    if hub.unsealed:
+        said.append("/tmp and /var/tmp shared and not capped: the machine gives no mount "
+                    f"namespace ({hub.unsealed})")
+    else:
+        said.append("/tmp and /var/tmp their own, in memory, under their memory cap; the "
+                    "rest of the disk read-only to their servers")
+    return "hub: " + "; ".join(said)
+
+
 def last_error(log: Path) -> str:
     lines = [l for l in log.read_text(errors="replace").splitlines() if l.strip()]
     bad = [l for l in lines if " E " in l[:40] or "Error" in l] or lines or ["(no output)"]
@@ -1009,6 +1049,7 @@ def main(ip: str, port: int, room: Room, code_file: Path | None, remove: bool,
               f"{'s' if room.starts > 1 else ''} starting at once (the rest queue); "
               f"{caps_line(hub.caps, room)}; idle servers stop after {IDLE_MINUTES} minutes; "
               "Ctrl-C stops the hub and every server")
+        print(disk_line(hub, room))
         print(site_line(hub.site, ip, port, room.scheme), flush=True)
         if room.view:
             print("hub: the room view is on: each attendee's lab checks record pass or fail "

@@ -46,9 +46,13 @@ class CappedSpawner(LocalProcessSpawner):
         # its event loop, waits only for the exec of a program of root's. A child that became
         # them before its exec was stopped there by a process with their id, and the hub
         # stopped answering everyone (probe 17's H-freeze)
+        # and, where the machine can, in a mount namespace of its own: the disk read-only but
+        # their home, /tmp and /var/tmp their own in memory (hub/disk.py; probe 19's D-fill)
         cmd = self.cmd
+        sealed = (["--sealed", str(int(self.mem_limit))]
+                  if os.environ.get("WORKSHOP_HUB_SEALED") else [])
         self.cmd = [sys.executable, "-I", "-m", "workshop.tools.hub.become", self.user.name,
-                    "home", "--", *cmd]
+                    "home", "--server", *sealed, "--", *cmd]
         try:
             return await super().start()   # (its Popen comes before any await)
         finally:

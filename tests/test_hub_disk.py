@@ -1,0 +1,141 @@
+"""Each attendee's disk, capped (hub/disk.py): their home a file system of its own, and their
+server sealed in a mount namespace where the disk is read-only but that home, and /tmp and
+/var/tmp are theirs, in memory. Probe 19's D-fill: one cell's `fallocate` put 3 and 5 GB into
+the machine's /tmp and /var/tmp at once. The pieces, as root, without a hub (test_hub.py runs
+them in one, through an attendee's kernel)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workshop.tools import errors, owned
+from workshop.tools.hub import disk, local
+
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                             reason="mounts and mount namespaces are root's")
+
+
+def test_a_mounts_table_is_read_with_its_escapes_and_its_own_flags(tmp_path):
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+        "30 27 0:40 / /a\\040b rw,nosuid,nodev,noexec,relatime shared:5 - ext4 /dev/x rw\n"
+        "31 27 0:41 / /tmp ro,nosuid - tmpfs tmpfs rw,size=1k\n")
+    assert disk._mounts(str(table)) == [
+        ("/", "ext4", disk.MS["relatime"]),
+        ("/a b", "ext4", disk.MS["nosuid"] | disk.MS["nodev"] | disk.MS["noexec"]
+         | disk.MS["relatime"]),
+        ("/tmp", "tmpfs", disk.MS["ro"] | disk.MS["nosuid"])]
+
+
+@pytest.mark.parametrize("gib,ok", [(0, True), (0.25, True), (2, True), (1024, True),
+                                    (0.2, False), (-1, False), (2048, False)])
+def test_the_disk_cap_is_none_or_a_quarter_gib_to_a_tib(gib, ok):
+    room = local.Room(disk_gib=gib)
+    if ok:
+        room.check()
+    else:
+        with pytest.raises(errors.KitError, match=r"^--disk-cap .*: 0 \(not capped\) or from "
+                                                  r"0\.25 to 1024 GiB$"):
+            room.check()
+
+
+def test_the_hubs_line_says_what_caps_the_disk_or_why_nothing_does(tmp_path):
+    class Hub:
+        uncapped = unsealed = ""
+        state = tmp_path
+    assert local.disk_line(Hub, local.Room(attendees=1, disk_gib=3)) == (
+        "hub: each home a file system of 3 GiB; /tmp and /var/tmp their own, in memory, under "
+        "their memory cap; the rest of the disk read-only to their servers")
+    import shutil
+    free = shutil.disk_usage(tmp_path).free / 2**30
+    room = local.Room(attendees=500, disk_gib=1024)
+    assert local.disk_line(Hub, room).startswith(
+        f"hub: each home a file system of 1024 GiB (500 of them could take 512000 GiB, and "
+        f"{tmp_path}'s disk has {free:.0f} GiB free: a smaller --disk-cap, or the state on a "
+        "larger disk); /tmp and /var/tmp their own")
+    Hub.uncapped, Hub.unsealed = "no loop device", "Operation not permitted"
+    assert local.disk_line(Hub, local.Room()) == (
+        "hub: homes not capped (no loop device); /tmp and /var/tmp shared and not capped: the "
+        "machine gives no mount namespace (Operation not permitted)")
+
+
+SEALED = """
+import os, subprocess, sys
+from workshop.tools.hub.disk import seal
+home, tmp, other = sys.argv[1:]
+seal(home, 4 << 20, private=(tmp,))
+for f in (home + "/x", tmp + "/x", other + "/x"):
+    try:
+        with open(f, "wb") as out:
+            out.write(b"x" * (5 << 20))
+        print(f, "written")
+    except OSError as e:
+        print(f, e.strerror)
+"""
+
+
+@as_root
+def test_a_sealed_process_writes_its_home_and_its_own_small_tmp_and_nothing_else(tmp_path):
+    home, tmp, other = (tmp_path / n for n in ("home", "tmp", "other"))
+    for folder in (home, tmp, other):
+        folder.mkdir()
+    r = subprocess.run([sys.executable, "-I", "-c", SEALED, str(home), str(tmp), str(other)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"{home}/x written", f"{tmp}/x No space left on device",
+                                     f"{other}/x Read-only file system"]
+    # and nothing of it reached the machine's view: its tmpfs was its own
+    assert (home / "x").stat().st_size == 5 << 20
+    assert not (tmp / "x").exists() and not (other / "x").exists()
+    assert str(tmp) not in owned.mount_points()
+
+
+@as_root
+def test_a_home_of_its_own_is_capped_mounted_and_gone_with_its_image(tmp_path):
+    import pwd
+    import shutil
+    home, image = tmp_path / "home", tmp_path / "state" / disk.IMAGES / "ws-x.ext4"
+    home.mkdir()
+    (home / ".bashrc").write_text("# the skeleton\n")
+    nobody = pwd.getpwnam("nobody")
+    os.chown(home / ".bashrc", nobody.pw_uid, nobody.pw_gid)
+    (tmp_path / "state").mkdir()
+    disk.make_home("nobody", home, image, 0.25)
+    try:
+        assert str(home) in owned.mount_points()
+        st = os.stat(home)
+        assert (st.st_uid, st.st_mode & 0o777) == (nobody.pw_uid, 0o700)
+        assert sorted(os.listdir(home)) == [".bashrc"]   # (no lost+found)
+        assert (home / ".bashrc").read_text() == "# the skeleton\n"
+        assert 0.2 * 2**30 < shutil.disk_usage(home).total <= 0.25 * 2**30
+        assert image.stat().st_size == 2**30 // 4
+        assert os.stat(image.parent).st_mode & 0o777 == 0o700
+    finally:
+        disk.unmount_home(str(home), image)
+    assert str(home) not in owned.mount_points() and not image.exists()
+
+
+@as_root
+def test_become_seals_a_server_or_refuses_in_one_line():
+    r = subprocess.run([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody",
+                        "/", "--sealed", "1048576", "--", "sh", "-c",
+                        "df --output=fstype,size /tmp | tail -1; touch /opt/x"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.stdout.split() == ["tmpfs", "1024"]
+    assert "Read-only file system" in r.stderr and r.returncode == 1
+    bad = subprocess.run([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody",
+                          "/", "--sealed", "--", "true"], capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr) == (2, "become: NAME WHERE [--server] [--sealed "
+                                               "BYTES] -- PROGRAM ARGS…\n")
+
+
+@as_root
+def test_the_machine_here_can_cap_and_seal(tmp_path):
+    # (this kit's test machine can: the hub's tests hold what a capped, sealed server does)
+    assert disk.can_cap(tmp_path) == "" and disk.can_seal(Path(sys.executable), tmp_path) == ""
+    assert os.listdir(tmp_path) == []
