@@ -103,9 +103,23 @@ def retire(name: str) -> str:
 def remove_home(home: str) -> None:
     """The folder `home` removed (its owner's processes ended), reached from / with no link
     followed, as `_remove_at` reaches what it removes; an OSError if it cannot be."""
-    parts = Path(home).parts
-    if len(parts) < 2 or parts[0] != "/":
+    if not Path(home).is_absolute() or len(Path(home).parts) < 2:
         raise OSError(errno.EINVAL, f"{home}: not an absolute path")
+    fd, name = _opened_parent(Path(home))
+    try:
+        try:
+            os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            return
+        _rmtree_at(fd, name)
+    finally:
+        os.close(fd)
+
+
+def _opened_parent(path: Path) -> tuple[int, str]:
+    """The folder that holds the absolute `path`, opened from / with no link followed (ELOOP
+    or ENOTDIR where one is on the way), and `path`'s last name in it; the caller closes it."""
+    parts = path.parts
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open("/", flags)
     try:
@@ -113,13 +127,10 @@ def remove_home(home: str) -> None:
             inner = os.open(part, flags, dir_fd=fd)
             os.close(fd)
             fd = inner
-        try:
-            os.lstat(parts[-1], dir_fd=fd)
-        except FileNotFoundError:
-            return
-        _rmtree_at(fd, parts[-1])
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd, parts[-1]
 
 
 def hold_numbers(uids: set[int]) -> list[str]:
@@ -395,17 +406,10 @@ def _remove_at(path: Path, free: set[int]) -> bool:
     """`path` removed if one of `free` owns it, in its folder opened from / with no link
     followed (ELOOP or ENOTDIR where one is on the way); whether it was."""
     import stat
-    parts = path.parts
-    if len(parts) < 2 or parts[0] != "/":
+    if len(path.parts) < 2 or path.parts[0] != "/":
         return False
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open("/", flags)
+    fd, name = _opened_parent(path)
     try:
-        for part in parts[1:-1]:
-            inner = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        name = parts[-1]
         st = os.lstat(name, dir_fd=fd)
         if st.st_uid not in free:
             return False
@@ -428,9 +432,12 @@ def _unlink(name: str, folder: int) -> None:
     import stat
     st = os.lstat(name, dir_fd=folder)
     if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
-        disarm(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-                       | getattr(os, "O_CLOEXEC", 0), dir_fd=folder))
+        disarm(os.open(name, TO_DISARM | os.O_NOFOLLOW, dir_fd=folder))
     os.unlink(name, dir_fd=folder)
+
+
+# how a file is opened to take its bits off: never a FIFO's wait, nor left to a child
+TO_DISARM = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def disarm(fd: int) -> None:
@@ -463,8 +470,7 @@ def disarm_held(uids: set[int]) -> None:
                 st = os.stat(path)
                 if st.st_uid in uids and stat.S_ISREG(st.st_mode) and \
                         st.st_mode & (stat.S_ISUID | stat.S_ISGID):
-                    disarm(os.open(path, os.O_RDONLY | os.O_NONBLOCK
-                                   | getattr(os, "O_CLOEXEC", 0)))
+                    disarm(os.open(path, TO_DISARM))   # (a link of /proc's: followed)
             except OSError:
                 continue
 
@@ -478,8 +484,7 @@ def disarm_setid_files(folder: str) -> None:
     for raw in p.stdout.split(b"\0"):
         if raw:
             try:
-                disarm(os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-                               | getattr(os, "O_CLOEXEC", 0)))
+                disarm(os.open(raw, TO_DISARM | os.O_NOFOLLOW))
             except OSError:
                 pass
 
