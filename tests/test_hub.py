@@ -621,6 +621,58 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room, m
         shutil.rmtree(wrapped)
 
 
+WATCHER = r"""
+import os, sys, time
+mine, me = os.getuid(), os.readlink("/proc/self/ns/mnt")
+end, said = time.monotonic() + 60, []
+while time.monotonic() < end and not said:
+    for pid in os.listdir("/proc"):
+        try:
+            if not pid.isdigit() or os.stat(f"/proc/{pid}").st_uid != mine or \
+                    os.readlink(f"/proc/{pid}/ns/mnt") == me:
+                continue
+            fd = os.open(f"/proc/{pid}/root/var/tmp", os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:
+            w = os.open("escaped", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(w, b"x" * 4096)
+            said.append(f"wrote through {pid}")
+        except OSError as e:
+            said.append(f"{e.strerror} through {pid}")
+        break
+    time.sleep(0.002)
+open(os.path.expanduser("~/watched"), "w").write(" ".join(said) or "none seen")
+"""
+
+
+def test_an_attendee_reaches_no_disk_through_their_own_update(room):
+    # probe 20's D-fill-2: --update-materials ran each attendee's update in the machine's view
+    # of the disk; a process of theirs in their sealed server opened /proc/PID/root/var/tmp of
+    # it (their own id), and wrote 200 MB to the machine's /var/tmp through that folder, long
+    # after the update ended. The update is sealed too, in a namespace of its own
+    ada = room["people"][0]
+    home = Path(pwd.getpwnam(ada.user).pw_dir)
+    (home / "watched").unlink(missing_ok=True)
+    started = ada.run("import subprocess, sys\n"
+                      f"open('/tmp/watcher.py', 'w').write({WATCHER!r})\n"
+                      "subprocess.Popen(['setsid', '-f', sys.executable, '/tmp/watcher.py'])")
+    assert started["status"] == "ok", started
+    time.sleep(1)
+    try:
+        hub.push_materials(room["state"], Path(HOME["WORKSHOP_HUB_HOME"]))
+        for _ in range(100):
+            if (home / "watched").exists():
+                break
+            time.sleep(0.1)
+        watched = (home / "watched").read_text()
+        assert watched.startswith("wrote through "), watched   # (into the update's own /tmp)
+        assert not Path("/var/tmp/escaped").exists()
+    finally:
+        Path("/var/tmp/escaped").unlink(missing_ok=True)
+        (home / "watched").unlink(missing_ok=True)
+
+
 def test_the_materials_update_runs_as_the_attendee_in_a_keyring_of_its_own(room):
     # probe 16 (medium): --update-materials ran each attendee's update with the session keyring
     # of the presenter's terminal (root's, after su - or a login); a process of the attendee's
@@ -635,7 +687,9 @@ def test_the_materials_update_runs_as_the_attendee_in_a_keyring_of_its_own(room)
     python = wrapped / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
-    search, said = wrapped / "search.py", Path(f"/tmp/{ada.user}-update-keys")
+    # (said in their home: the update's /tmp is its own, hub/disk.py)
+    search = wrapped / "search.py"
+    said = Path(pwd.getpwnam(ada.user).pw_dir) / "update-keys"
     said.unlink(missing_ok=True)
     search.write_text(f"import ctypes\nlibc = ctypes.CDLL(None)\n"
                       f"print(libc.syscall({KEYCTL}, {KEYCTL_SEARCH}, {SESSION_KEYRING}, "

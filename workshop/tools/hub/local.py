@@ -731,6 +731,11 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
     known = set(update.files(materials))   # (what an update may say was edited)
     env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": libdir(venv)} if libdir(venv)
                                        else {})}
+    # sealed as their server is (hub/disk.py): an update in the machine's own view, as them,
+    # was a door for their sealed processes (/proc/PID/root of a process of their own), to
+    # the machine's disk, for as long as they kept it open (probe 20's D-fill-2)
+    python = str(venv / "bin" / "python")
+    sealed = [] if disk.can_seal(Path(python), state) else ["--sealed", str(UPDATE_TMP)]
     for name in attendees_made(state):
         try:
             user = pwd.getpwnam(name)
@@ -741,10 +746,9 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
         # (becoming them after the exec, in hub/become.py: Popen waits for an exec as root; a
         # child that became them first was stopped by a process of theirs before its exec,
         # and the push waited for good, probe 17)
-        python = str(venv / "bin" / "python")
         try:
-            r = subprocess.run([python, "-I", "-m", "workshop.tools.hub.become", name, "/", "--",
-                                python, "-I", "-m", "workshop.tools.hub.update",
+            r = subprocess.run([python, "-I", "-m", "workshop.tools.hub.become", name, "/",
+                                *sealed, "--", python, "-I", "-m", "workshop.tools.hub.update",
                                 str(materials)], cwd="/",
                                env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
                                capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
@@ -764,6 +768,7 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
 # seconds an attendee's update may take (it takes under one): one stopped by a process of the
 # attendee's own held the push for 2 minutes, then ended it for everyone after them (probe 11)
 UPDATE_TIMEOUT = 30
+UPDATE_TMP = 64 * 2**20   # an update's own /tmp and /var/tmp (it writes only in their home)
 
 
 def _update_said(out: str, known: set[str]) -> dict:
