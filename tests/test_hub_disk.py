@@ -121,6 +121,40 @@ def test_a_home_of_its_own_is_capped_mounted_and_gone_with_its_image(tmp_path):
 
 
 @as_root
+def test_a_removal_deletes_the_images_no_home_is_on_and_keeps_one_that_is(tmp_path):
+    # (a user removed by hand leaves their image in the state: the next removal deletes it)
+    import pwd
+    state, home = tmp_path / "state", tmp_path / "home"
+    (state / disk.IMAGES).mkdir(parents=True)
+    home.mkdir()
+    left = state / disk.IMAGES / "ws-gone.ext4"
+    left.write_bytes(b"")
+    kept = disk.image_of(state, "ws-on")
+    disk.make_home("nobody", home, kept, 0.25)
+    try:
+        assert pwd.getpwnam("nobody")
+        disk.remove_images(state)
+        assert not left.exists() and kept.exists()
+    finally:
+        disk.unmount_home(str(home), kept)
+
+
+@as_root
+def test_a_home_that_cannot_be_mounted_again_stops_the_start_in_one_line(tmp_path,
+                                                                          monkeypatch):
+    import pwd
+    image = disk.image_of(tmp_path, "ws-x")
+    image.parent.mkdir()
+    image.write_bytes(b"not a file system")
+    monkeypatch.setattr(pwd, "getpwnam", lambda name: pwd.struct_passwd(
+        ("ws-x", "x", 1, 1, "", str(tmp_path), "/bin/sh")))
+    with pytest.raises(errors.KitError, match=r"^could not mount ws-x's home \(.*ws-x\.ext4\): "
+                                              r"mount: .*; mend it \(e2fsck -p\), or "
+                                              r"--remove-attendees$"):
+        disk.mount_homes(tmp_path, ["ws-x"])
+
+
+@as_root
 def test_become_seals_a_server_or_refuses_in_one_line():
     r = subprocess.run([sys.executable, "-I", "-m", "workshop.tools.hub.become", "nobody",
                         "/", "--sealed", "1048576", "--", "sh", "-c",

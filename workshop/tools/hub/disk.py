@@ -82,9 +82,11 @@ def mount_home(image: Path, home: Path) -> None:
 
 
 def mount_homes(state: Path, names: list[str]) -> None:
-    """Each of `names`' images mounted on their home where it is not (after a reboot)."""
+    """Each of `names`' images mounted on their home where it is not (after a reboot); a
+    KitError names one that cannot be (their server would write to the machine's disk)."""
     import pwd
 
+    from .. import errors
     from ..owned import mount_points
     mounted = mount_points()
     for name in names:
@@ -94,7 +96,25 @@ def mount_homes(state: Path, names: list[str]) -> None:
         except KeyError:
             continue
         if image.is_file() and home not in mounted:
-            mount_home(image, Path(home))
+            try:
+                mount_home(image, Path(home))
+            except OSError as e:
+                raise errors.KitError(
+                    f"could not mount {name}'s home ({image}): {e.strerror or e}; mend it "
+                    "(e2fsck -p), or --remove-attendees") from None
+
+
+def remove_images(state: Path) -> None:
+    """What is left in the state's images (of users removed by hand) deleted, unless one is
+    mounted still (then it stays, for the removal's search and the next removal)."""
+    import shutil
+    if shutil.which("losetup") is None:
+        return
+    for image in (state / IMAGES).glob("*.ext4") if (state / IMAGES).is_dir() else []:
+        p = subprocess.run(["losetup", "--associated", str(image)], capture_output=True,
+                           text=True)
+        if p.returncode == 0 and not p.stdout.strip():
+            image.unlink(missing_ok=True)
 
 
 def unmount_home(home: str, image: Path) -> None:

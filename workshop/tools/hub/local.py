@@ -613,6 +613,7 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         owned.hold_numbers(uids)   # freed are held before it says so; probes 18 and 19)
         raise
     owned.release_numbers(uids)
+    disk.remove_images(state)   # (and the images of users removed by hand)
     # and the hub's groups of their caps, if its stop left them (a group still used stays:
     # probe 15 found them after a hub stopped with processes of theirs still running)
     limits.remove_groups(limits.mechanism(), limits.hub_group(state))
