@@ -847,8 +847,8 @@ def test_an_attendee_who_broke_their_runtime_folder_gets_their_server_and_a_line
         got = ada.run("import os; print(os.environ['JUPYTER_RUNTIME_DIR'])")
         assert got["status"] == "ok" and got["out"].startswith("/tmp/jupyter-runtime-"), got
         said = [line for line in (room["state"] / "hub.log").read_text().splitlines()
-                if line.startswith("become: ws-ada's ~/.local/share/jupyter/runtime: ")]
-        assert said and said[-1].endswith(" this time"), said
+                if line.startswith("become: ws-ada's server: ~/.local/share/jupyter/runtime: ")]
+        assert said and said[-1].endswith(": its runtime files go to /tmp this time"), said
     finally:   # (theirs put back as it was, and the server started on it again)
         ada.run("import os, shutil; os.chmod(os.path.expanduser('~/.local'), 0o755); "
                 "r = os.path.expanduser('~/.local/share/jupyter/runtime'); "
@@ -856,6 +856,43 @@ def test_an_attendee_who_broke_their_runtime_folder_gets_their_server_and_a_line
         _restart(ada)
     assert not ada.run("import os; print(os.environ['JUPYTER_RUNTIME_DIR'])")["out"].startswith(
         "/tmp/")
+
+
+FILL = """import os, subprocess
+subprocess.run(["fallocate", "-l", "3G", os.path.expanduser("~/big")])
+with open(os.path.expanduser("~/big2"), "ab", buffering=0) as f:
+    try:
+        while True:
+            f.write(b"x" * 4096)
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("breaks,says", [
+    (FILL, "their home is full ("),
+    ("log = os.path.expanduser('~/.jupyter-server.log'); os.remove(log); os.mkfifo(log)",
+     "~/.jupyter-server.log: a FIFO: its log goes to /tmp this time")], ids=["full", "fifo"])
+def test_an_attendee_whose_home_is_full_or_whose_log_is_a_fifo_gets_their_server(room, breaks,
+                                                                                  says):
+    # probe 20's N-home-3 and N-home-4: a full home was a 500 and "pending" for good; a FIFO
+    # at the server's log held each start 300 s (and one of the room's starts at once)
+    kim = room["people"][1]
+    assert kim.run(f"import os\n{breaks}")["status"] == "ok"
+    try:
+        took = time.monotonic()
+        _restart(kim)
+        assert time.monotonic() - took < 60
+        assert kim.run("print(1 + 1)")["out"] == "2\n"
+        said = [line for line in (room["state"] / "hub.log").read_text().splitlines()
+                if line.startswith(f"become: {kim.user}'s server: ")]
+        assert said and says in said[-1] and said[-1].endswith(" to /tmp this time"), said
+    finally:   # (theirs put back, and the server started on it again)
+        kim.run("import os\nfor f in ('~/big', '~/big2', '~/.jupyter-server.log'):\n"
+                "    f = os.path.expanduser(f)\n"
+                "    if os.path.exists(f) and (f.endswith('log') is False or "
+                "not os.path.isfile(f)): os.remove(f)")
+        _restart(kim)
 
 
 def test_an_attendees_links_in_their_own_folder_give_them_nothing(room):

@@ -14,6 +14,7 @@ JupyterHub in its event loop, so the hub stopped answering everyone, and `--upda
 for good (probe 17). Stopped here, the attendee's start or update times out alone."""
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import sys
@@ -47,7 +48,7 @@ def main(argv: list[str]) -> int:
     try:
         os.chdir(where)
         if "server" in options:
-            _runtime_folder(name, user.pw_dir)
+            _server_files(name, user.pw_dir)
         os.execvp(program[0], program)
     except OSError as e:   # (one line in the hub's log, and the start fails at once: a home
         # they made unreadable (chmod 000 ~) was a traceback, and their server stayed pending)
@@ -77,24 +78,73 @@ def _parsed(argv: list[str]) -> tuple[str, str, dict, list[str]]:
     return name, where, options, program
 
 
-def _runtime_folder(name: str, home: str) -> None:
-    """Where the server keeps its runtime files: Jupyter's, in their home, where they can make
-    and write it; else a folder of its own in /tmp (their own, when sealed) this time, and a
-    line says why. An attendee who put a file where ~/.local/share/jupyter/runtime goes, or
-    made ~/.local unreadable, got a 500 and a server pending for good (probe 19's N-home-2)."""
+# under this much free in their home, the server's files go to /tmp (a full home: probe 20)
+HOME_FLOOR = 1 << 20
+
+
+def _server_files(name: str, home: str) -> None:
+    """Where the server keeps its runtime files and writes its output (fds 1 and 2, opened
+    here): Jupyter's runtime folder and ~/.jupyter-server.log, in their home, where they can
+    make and write them; else, this time, a folder and a file of their own in /tmp (their own
+    when sealed), and one line in the hub's log says why. Each was a server that never
+    started, and no word of why: a file where ~/.local/share/jupyter/runtime goes, or ~/.local
+    unreadable (probe 19's N-home-2: a 500, then "pending" for good); a full home (probe 20's
+    N-home-3: the same); a FIFO at the log (N-home-4: the start waited 300 s on its open)."""
     import tempfile
-    runtime = os.environ.get("JUPYTER_RUNTIME_DIR") or os.path.join(
-        home, ".local", "share", "jupyter", "runtime")
+    runtime = os.path.join(home, ".local", "share", "jupyter", "runtime")
+    st = os.statvfs(home)
+    whys, moved, fd = [], [], -1
+    if st.f_bavail * st.f_frsize < HOME_FLOOR:
+        whys.append(f"their home is full ({st.f_bavail * st.f_frsize} bytes free)")
+        moved = ["runtime files", "log"]
+    else:
+        unusable = _unusable_folder(runtime)
+        if unusable:
+            whys.append(f"~/.local/share/jupyter/runtime: {unusable}")
+            moved.append("runtime files")
+        fd, unusable = _appended(os.path.join(home, ".jupyter-server.log"))
+        if unusable:
+            whys.append(f"~/.jupyter-server.log: {unusable}")
+            moved.append("log")
+    if "runtime files" in moved:
+        os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="jupyter-runtime-")
+    if fd < 0:
+        fd, _ = tempfile.mkstemp(prefix="jupyter-server-", suffix=".log")
+    if whys:
+        print(f"become: {name}'s server: {'; '.join(whys)}: its {' and '.join(moved)} "
+              f"{'goes' if moved == ['log'] else 'go'} to {tempfile.gettempdir()} this time",
+              file=sys.stderr, flush=True)
+    os.set_blocking(fd, True)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _unusable_folder(folder: str) -> str:
+    """"" if `folder` is (or is made) a folder they can write, else why not."""
     try:
-        os.makedirs(runtime, mode=0o700, exist_ok=True)
-        if os.path.isdir(runtime) and os.access(runtime, os.W_OK | os.X_OK):
-            return
-        why = "not a folder they can write"
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return ""
+        return "not a folder they can write"
     except OSError as e:
-        why = e.strerror or str(e)
-    os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="jupyter-runtime-")
-    print(f"become: {name}'s {runtime.replace(home, '~', 1)}: {why}; their server's runtime "
-          f"files go to {os.environ['JUPYTER_RUNTIME_DIR']} this time", file=sys.stderr)
+        return e.strerror or str(e)
+
+
+def _appended(path: str) -> tuple[int, str]:
+    """`path` opened to append, made if not there, and never a link, a FIFO or a device:
+    (its fd, "") or (-1, why not)."""
+    import stat
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        return -1, ("a link" if e.errno == errno.ELOOP else "a FIFO" if e.errno == errno.ENXIO
+                    else e.strerror or str(e))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return -1, "not a file"
+    return fd, ""
 
 
 if __name__ == "__main__":

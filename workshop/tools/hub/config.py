@@ -91,12 +91,12 @@ c.Spawner.cmd = ["/bin/sh", "-c", 'mkdir -p "$HOME/workshop" && '
                  'JUPYTERLAB_SETTINGS_DIR="$HOME/.jupyter/lab/user-settings" '
                  'JUPYTERLAB_WORKSPACES_DIR="$HOME/.jupyter/lab/workspaces"; '
                  'exec jupyterhub-singleuser '
-                 '--NotebookNotary.data_dir="$HOME/.local/share/jupyter" "$@" '
-                 '>>"$HOME/.jupyter-server.log" 2>&1',
+                 '--NotebookNotary.data_dir="$HOME/.local/share/jupyter" "$@"',
                  "jupyterhub-singleuser"]
 # (the server's output, and its kernels', into a file in the attendee's home, not root's
 # hub.log: an attendee's cell wrote 50 MB there in 1.7 s, lines made to read as the hub's own,
-# probe 13. An attendee's server that will not start: see ~ws-NAME/.jupyter-server.log)
+# probe 13. An attendee's server that will not start: see ~ws-NAME/.jupyter-server.log. It is
+# opened by hub/become.py, as the attendee: a FIFO there held each start 300 s, probe 20)
 # the kernels' sockets are files beside their connection files, in the attendee's home
 # (ZeroMQ's ipc), not ports on 127.0.0.1: any local user found a kernel's ports by its owner in
 # /proc/net/tcp, and its output port needs no key: another attendee read each cell and its
