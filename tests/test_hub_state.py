@@ -530,7 +530,6 @@ def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_
     # what was left
     import os
     import pwd
-    import subprocess
 
     from workshop.tools import owned
     from workshop.tools.hub import auth
@@ -581,10 +580,26 @@ def test_a_removal_that_left_files_holds_their_numbers_on_the_whole_machine(tmp_
         assert "removed attendee(s)' files" not in local.others_line(other)
         assert pwd.getpwnam(names[1])   # (the other hub's attendee stays)
     finally:
-        for name in names + [u.pw_name for u in pwd.getpwall()
-                             if u.pw_gecos in (owned.PLACEHOLDER, owned.RETIRED)]:
-            subprocess.run(["userdel", "--remove", name], capture_output=True)
-            subprocess.run(["groupdel", name], capture_output=True)
+        _remove_made(names, {gone_uid[0]})
+
+
+def _exists(name: str) -> bool:
+    import pwd
+    try:
+        return bool(pwd.getpwnam(name))
+    except KeyError:
+        return False
+
+
+def _remove_made(names: list[str], uids: set[int | None]) -> None:
+    """The users this test made, by their names or, retired or held since, by their numbers:
+    never another's (probe 20: these tests deleted every retired and placeholder user on the
+    machine, and a hub beside them gave a retired number again)."""
+    import pwd
+    import subprocess
+    for gone in names + [u.pw_name for u in pwd.getpwall() if u.pw_uid in uids]:
+        subprocess.run(["userdel", "--remove", gone], capture_output=True)
+        subprocess.run(["groupdel", gone], capture_output=True)
 
 
 def _as_root() -> str:
@@ -777,7 +792,6 @@ def test_a_removal_userdel_stopped_part_way_still_holds_the_numbers(tmp_path, mo
     # made got the number and the files. There is no userdel now (owned.retire): a home that
     # cannot be removed keeps its user, and the number, and is said
     import pwd
-    import subprocess
 
     from workshop.tools import owned
     from workshop.tools.hub import auth
@@ -798,10 +812,7 @@ def test_a_removal_userdel_stopped_part_way_still_holds_the_numbers(tmp_path, mo
             local.remove_attendees(state=state, quiet=True)
         assert pwd.getpwuid(uid).pw_name == name
     finally:
-        for gone in [name] + [u.pw_name for u in pwd.getpwall()
-                              if u.pw_gecos in (owned.PLACEHOLDER, owned.RETIRED)]:
-            subprocess.run(["userdel", "--remove", gone], capture_output=True)
-            subprocess.run(["groupdel", gone], capture_output=True)
+        _remove_made([name], {pwd.getpwnam(name).pw_uid} if _exists(name) else set())
 
 
 def test_a_home_folder_already_there_makes_its_name_taken_and_a_home_no_one_enters_is_one_line(
@@ -839,7 +850,6 @@ def test_a_removal_stopped_by_ctrl_c_in_its_search_still_holds_the_numbers(tmp_p
     # files, their users gone, said "interrupted" and held no number: a hub on another state
     # gave the numbers, and the files, to its next attendees
     import pwd
-    import subprocess
 
     from workshop.tools import owned
     from workshop.tools.hub import auth
@@ -858,7 +868,4 @@ def test_a_removal_stopped_by_ctrl_c_in_its_search_still_holds_the_numbers(tmp_p
             local.remove_attendees(state=state, quiet=True)
         assert pwd.getpwuid(uid).pw_gecos == owned.PLACEHOLDER
     finally:
-        for gone in [name] + [u.pw_name for u in pwd.getpwall()
-                              if u.pw_gecos in (owned.PLACEHOLDER, owned.RETIRED)]:
-            subprocess.run(["userdel", "--remove", gone], capture_output=True)
-            subprocess.run(["groupdel", gone], capture_output=True)
+        _remove_made([name], {uid} if "uid" in locals() else set())
