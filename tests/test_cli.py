@@ -551,3 +551,19 @@ def test_a_ctrl_c_python_would_drop_in_a_callback_stops_the_command():
                        cwd=paths.ROOT, timeout=120)
     assert (p.returncode, p.stdout, p.stderr) == (130, "", "workshop schedule: interrupted\n"), \
         (p.returncode, p.stdout, p.stderr)
+
+
+def test_a_full_disk_under_the_hubs_state_is_named_as_it_is(monkeypatch, capsys):
+    # probe 20: --remove-attendees on a state whose disk was full said the kit writes build/
+    # and handouts/ in its checkout
+    import errno
+
+    from workshop.tools import cli
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device", "/var/lib/x/removed-uids.json")
+    monkeypatch.setattr(cli, "cmd_hub", full)
+    assert cli.main(["hub", "--remove-attendees"]) == 2
+    assert capsys.readouterr().err == (
+        "workshop hub: cannot write /var/lib/x/removed-uids.json: No space left on device (its "
+        "disk is full: free space there)\n")

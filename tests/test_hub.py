@@ -157,7 +157,7 @@ def test_two_attendees_each_run_j1s_solution_in_their_own_kernel(room):
         assert {"decks", "exercises"} <= {c["name"] for c in top}
 
 
-DISK_LINE = ("hub: each home a file system of 2 GiB; /tmp and /var/tmp their own, in memory, "
+DISK_LINE = ("hub: each home a file system of 1 GiB; /tmp and /var/tmp their own, in memory, "
              "under their memory cap; the rest of the disk read-only to their servers")
 
 
@@ -167,6 +167,9 @@ def test_an_attendee_fills_no_disk_but_their_own_home_and_tmp(room):
     # every attendee's save, the hub's database and log and the presenter's build failed
     assert room["lines"][4] == DISK_LINE
     ada, kim = room["people"]
+    for ids in ("/etc/subuid", "/etc/subgid"):   # (none given: probe 20)
+        given = Path(ids).read_text().splitlines() if Path(ids).exists() else []
+        assert not [line for line in given if line.split(":")[0] in (ada.user, kim.user)]
     open_folder = Path("/var/lib") / f"ws-open-{os.getpid()}"   # (on the disk, anyone's)
     open_folder.mkdir(mode=0o777)
     os.chmod(open_folder, 0o1777)
@@ -870,13 +873,17 @@ with open(os.path.expanduser("~/big2"), "ab", buffering=0) as f:
 
 
 @pytest.mark.parametrize("breaks,says", [
-    (FILL, "their home is full ("),
+    (FILL, "'s server: their home is full ("),
     ("log = os.path.expanduser('~/.jupyter-server.log'); os.remove(log); os.mkfifo(log)",
-     "~/.jupyter-server.log: a FIFO: its log goes to /tmp this time")], ids=["full", "fifo"])
-def test_an_attendee_whose_home_is_full_or_whose_log_is_a_fifo_gets_their_server(room, breaks,
-                                                                                  says):
-    # probe 20's N-home-3 and N-home-4: a full home was a 500 and "pending" for good; a FIFO
-    # at the server's log held each start 300 s (and one of the room's starts at once)
+     "'s server: ~/.jupyter-server.log: a FIFO: its log goes to /tmp this time"),
+    ("import shutil; w = os.path.expanduser('~/workshop'); shutil.rmtree(w); "
+     "open(w, 'w').write('mine')", "'s ~/workshop was not a folder: moved to ~/workshop.moved-"),
+    ("os.chmod(os.path.expanduser('~'), 0)", "'s home was mode 0000: made 0700 again")],
+    ids=["full", "fifo", "workshop-a-file", "home-000"])
+def test_an_attendee_who_broke_their_home_gets_their_server_and_a_line(room, breaks, says):
+    # probe 20's N-home-3, 4 and 5: a full home, ~/workshop a file, or ~ of mode 000 was a
+    # 500 and "pending" for good; a FIFO at the server's log held each start 300 s (and one of
+    # the room's starts at once). Nothing told the attendee why, and only root could mend it
     kim = room["people"][1]
     assert kim.run(f"import os\n{breaks}")["status"] == "ok"
     try:
@@ -885,10 +892,15 @@ def test_an_attendee_whose_home_is_full_or_whose_log_is_a_fifo_gets_their_server
         assert time.monotonic() - took < 60
         assert kim.run("print(1 + 1)")["out"] == "2\n"
         said = [line for line in (room["state"] / "hub.log").read_text().splitlines()
-                if line.startswith(f"become: {kim.user}'s server: ")]
-        assert said and says in said[-1] and said[-1].endswith(" to /tmp this time"), said
+                if line.startswith(f"become: {kim.user}'")]
+        assert said and said[-1].startswith(f"become: {kim.user}{says}"), said
+        if "workshop" in says:   # (theirs kept aside, the materials there again)
+            assert kim.run("import glob, os; print(open(glob.glob(os.path.expanduser("
+                           "'~/workshop.moved-*'))[0]).read(), os.path.isdir("
+                           "os.path.expanduser('~/workshop/exercises')))")["out"] == "mine True\n"
     finally:   # (theirs put back, and the server started on it again)
-        kim.run("import os\nfor f in ('~/big', '~/big2', '~/.jupyter-server.log'):\n"
+        kim.run("import glob, os\nfor f in ('~/big', '~/big2', '~/.jupyter-server.log', "
+                "*glob.glob(os.path.expanduser('~/workshop.moved-*'))):\n"
                 "    f = os.path.expanduser(f)\n"
                 "    if os.path.exists(f) and (f.endswith('log') is False or "
                 "not os.path.isfile(f)): os.remove(f)")

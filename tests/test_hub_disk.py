@@ -32,6 +32,33 @@ def test_a_mounts_table_is_read_with_its_escapes_and_its_own_flags(tmp_path):
         ("/tmp", "tmpfs", disk.MS["ro"] | disk.MS["nosuid"])]
 
 
+def test_a_room_whose_homes_could_outgrow_the_disk_is_refused_in_one_line(tmp_path):
+    # probe 20's D-small: the images are sparse; on a disk too small for them all, one
+    # attendee who filled their home filled it, and logins, the hub's log and another
+    # attendee's saved work failed. What the images hold already counts as taken
+    import shutil
+    free = shutil.disk_usage(tmp_path).free / 2**30
+    fits = int((free - disk.RESERVE_GIB) // 1)
+    disk.check_room(tmp_path, [], fits, 1)
+    with pytest.raises(errors.KitError, match=rf"^{fits + 2} homes of 1 GiB \(--disk-cap\) "
+                       r"could need [0-9.]+ GiB more, and the disk of .* has [0-9.]+ GiB free "
+                       r"\(1 of it kept for the hub's log and database\): --disk-cap 0\.[0-9]+, "
+                       r"fewer --attendees, or a larger disk$"):
+        disk.check_room(tmp_path, [], fits + 2, 1)
+    image = disk.image_of(tmp_path, "ws-full")
+    image.parent.mkdir()
+    with open(image, "wb") as f:   # (a home filled to its cap: on the disk already)
+        os.posix_fallocate(f.fileno(), 0, 2**30)
+    try:
+        free = shutil.disk_usage(tmp_path).free / 2**30
+        room = int((free - disk.RESERVE_GIB) // 1) + 1
+        disk.check_room(tmp_path, ["ws-full"], room, 1)   # (its GiB counted once)
+        with pytest.raises(errors.KitError):
+            disk.check_room(tmp_path, [], room, 1)
+    finally:
+        image.unlink()
+
+
 @pytest.mark.parametrize("gib,ok", [(0, True), (0.25, True), (2, True), (1024, True),
                                     (0.2, False), (-1, False), (2048, False)])
 def test_the_disk_cap_is_none_or_a_quarter_gib_to_a_tib(gib, ok):
@@ -51,13 +78,6 @@ def test_the_hubs_line_says_what_caps_the_disk_or_why_nothing_does(tmp_path):
     assert local.disk_line(Hub, local.Room(attendees=1, disk_gib=3)) == (
         "hub: each home a file system of 3 GiB; /tmp and /var/tmp their own, in memory, under "
         "their memory cap; the rest of the disk read-only to their servers")
-    import shutil
-    free = shutil.disk_usage(tmp_path).free / 2**30
-    room = local.Room(attendees=500, disk_gib=1024)
-    assert local.disk_line(Hub, room).startswith(
-        f"hub: each home a file system of 1024 GiB (500 of them could take 512000 GiB, and "
-        f"{tmp_path}'s disk has {free:.0f} GiB free: a smaller --disk-cap, or the state on a "
-        "larger disk); /tmp and /var/tmp their own")
     Hub.uncapped, Hub.unsealed = "no loop device", "Operation not permitted"
     assert local.disk_line(Hub, local.Room()) == (
         "hub: homes not capped (no loop device); /tmp and /var/tmp shared and not capped: the "
@@ -118,6 +138,23 @@ def test_a_home_of_its_own_is_capped_mounted_and_gone_with_its_image(tmp_path):
     finally:
         disk.unmount_home(str(home), image)
     assert str(home) not in owned.mount_points() and not image.exists()
+
+
+@as_root
+def test_a_home_still_held_open_is_detached_and_its_holder_named(tmp_path):
+    # probe 20's R-busy: a local user held a folder of an attendee's home (sent to them by the
+    # attendee); the removal said "removed", and the home stayed theirs to write
+    home, image = tmp_path / "home", disk.image_of(tmp_path / "state", "ws-held")
+    home.mkdir()
+    (tmp_path / "state").mkdir()
+    disk.make_home("nobody", home, image, 0.25)
+    held = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert disk.unmount_home(str(home), image) == f"process {os.getpid()} (root)"
+        assert str(home) not in owned.mount_points() and not image.exists()
+    finally:
+        os.close(held)
+    assert disk.unmount_home(str(home), image) == ""
 
 
 @as_root

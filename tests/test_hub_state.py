@@ -869,3 +869,53 @@ def test_a_removal_stopped_by_ctrl_c_in_its_search_still_holds_the_numbers(tmp_p
         assert pwd.getpwuid(uid).pw_gecos == owned.PLACEHOLDER
     finally:
         _remove_made([name], {uid} if "uid" in locals() else set())
+
+
+def test_a_server_that_ends_as_it_starts_fails_its_start_at_once_and_says_so(tmp_path):
+    # probe 20: a server that exited at once (a home the attendee broke) left JupyterHub
+    # waiting 300 s on its address, with a 500, its InvalidStateError traceback and "pending"
+    import asyncio
+    import socket
+    import subprocess
+    import time
+    from types import SimpleNamespace
+
+    from workshop.tools.hub.spawner import CappedSpawner
+    ended = subprocess.Popen(["sh", "-c", "exit 3"])
+    ended.wait()
+    me = SimpleNamespace(proc=ended, http_timeout=30, user=SimpleNamespace(name="ws-no-one"))
+    took = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"^your server stopped as it started \(exit 3\); "
+                                           r"the presenter sees why in the hub's log$"):
+        asyncio.run(CappedSpawner._up_or_ended(me, ("127.0.0.1", 9), time.time()))
+    assert time.monotonic() - took < 5
+    listening = socket.create_server(("127.0.0.1", 0))
+    running = subprocess.Popen(["sleep", "30"])
+    try:
+        me.proc = running
+        asyncio.run(CappedSpawner._up_or_ended(me, listening.getsockname(), time.time()))
+    finally:
+        running.kill()
+        running.wait()
+        listening.close()
+
+
+def test_an_attendee_gets_no_subordinate_ids_and_none_a_retired_namesake_left(tmp_path):
+    # probe 20: /etc/subuid's entries go by name; retiring an attendee (a rename) left theirs,
+    # and the next attendee of that name got them, and what the first made under them
+    import pwd
+
+    from workshop.tools.hub import auth
+    _as_root()
+    name = "ws-subids"
+    for ids in ("/etc/subuid", "/etc/subgid"):
+        with open(ids, "a") as f:
+            f.write(f"{name}:7000000:65536\n")
+    try:
+        auth.make_system_user(name, str(tmp_path / "attendees"))
+        for ids in ("/etc/subuid", "/etc/subgid"):
+            assert not [line for line in Path(ids).read_text().splitlines()
+                        if line.startswith(f"{name}:")], ids
+        assert pwd.getpwnam(name)
+    finally:
+        _remove_made([name], set())

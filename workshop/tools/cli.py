@@ -180,9 +180,9 @@ def _hub_command(sub) -> None:
                          "kernel allocating is ended, no other attendee's (default 1)")
     hb.add_argument("--cpu-cap", type=float, default=1.0, metavar="CORES",
                     help="each attendee's share of the cores at most (default 1)")
-    hb.add_argument("--disk-cap", type=float, default=2.0, metavar="GIB",
+    hb.add_argument("--disk-cap", type=float, default=1.0, metavar="GIB",
                     help="each attendee's home, a file system of its own; their /tmp is "
-                         "their own, under the memory cap (default 2; 0: not capped)")
+                         "their own, under the memory cap (default 1; 0: not capped)")
     hb.add_argument("--code-file", metavar="FILE",
                     help="read the attendees' code from FILE (mode 600); default: one made "
                          "once and kept in /var/lib/jax-core-workshop-hub/")
@@ -277,8 +277,14 @@ def main(argv: list[str] | None = None, take_ctrl_c: bool = False) -> int:
         if e.errno not in UNWRITABLE:
             raise
         where = paths.short(Path(e.filename)) if e.filename else "a file it needs"
-        print(f"{ap.prog} {args.cmd}: cannot write {where}: {e.strerror} (the kit writes "
-              "build/ and handouts/ in its checkout: make it writable, or work in a copy)",
+        # (the checkout's, where the kit writes; else where it was: the hub's state on a full
+        # disk was said to be the checkout, probe 20)
+        ours = args.cmd != "hub" and (not e.filename or Path(e.filename).resolve()
+                                      .is_relative_to(paths.ROOT))
+        hint = ("the kit writes build/ and handouts/ in its checkout: make it writable, or "
+                "work in a copy" if ours else "its disk is full: free space there"
+                if e.errno in (errno.ENOSPC, errno.EDQUOT) else "make it writable")
+        print(f"{ap.prog} {args.cmd}: cannot write {where}: {e.strerror} ({hint})",
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -87,6 +87,7 @@ def retire(name: str) -> str:
     except KeyError:
         return ""
     new = f"ws-left-{user.pw_uid}"
+    drop_subordinate_ids(name)   # (by name: usermod --login leaves them to the old name)
     r = subprocess.run(["usermod", "--login", new, "--comment", RETIRED, "--shell", _nologin(),
                         "--home", "/nonexistent", "--lock", name], capture_output=True,
                        text=True)
@@ -98,6 +99,13 @@ def retire(name: str) -> str:
     except KeyError:
         pass
     return ""
+
+
+def drop_subordinate_ids(name: str) -> None:
+    """Every range of subordinate ids /etc/subuid and /etc/subgid give the name `name` taken
+    off (where the machine keeps them: else nothing to take)."""
+    subprocess.run(["usermod", "--del-subuids", "1-4294967294", "--del-subgids",
+                    "1-4294967294", name], capture_output=True)
 
 
 def remove_home(home: str) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from traitlets import Unicode
 
+from .. import owned
 from . import disk
 from .local import ATTENDEE, attendees_made, record_attendee
 from .login import ClaimedNameAuthenticator
@@ -55,9 +56,14 @@ def make_system_user(name: str, log: str) -> None:
     try:
         pwd.getpwnam(name)
     except KeyError:
+        # (no subordinate ids: /etc/subuid's entries go by name, and those a retired attendee
+        # left went to the next attendee of that name, with what the first made under them:
+        # probe 20; the entries an older kit left for the name go too)
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group",
+                        "-K", "SUB_UID_COUNT=0", "-K", "SUB_GID_COUNT=0",
                         "--comment", ATTENDEE, name], check=True,
                        capture_output=True)
+        owned.drop_subordinate_ids(name)
         record_attendee(Path(log), name)
         capped = os.environ.get("WORKSHOP_HUB_DISK_CAP")
         if capped:   # (a file system of its own: hub/disk.py)

@@ -40,6 +40,8 @@ def main(argv: list[str]) -> int:
             print(f"become: {name}'s server cannot be sealed: {e.strerror or e}",
                   file=sys.stderr)
             return 126
+    if "server" in options:
+        _home_theirs_to_open(name, user)
     os.setgroups(groups)
     os.setresgid(user.pw_gid, user.pw_gid, user.pw_gid)
     os.setresuid(user.pw_uid, user.pw_uid, user.pw_uid)
@@ -48,6 +50,7 @@ def main(argv: list[str]) -> int:
     try:
         os.chdir(where)
         if "server" in options:
+            _workshop_folder(name, user.pw_dir)
             _server_files(name, user.pw_dir)
         os.execvp(program[0], program)
     except OSError as e:   # (one line in the hub's log, and the start fails at once: a home
@@ -76,6 +79,35 @@ def _parsed(argv: list[str]) -> tuple[str, str, dict, list[str]]:
     if not program:
         raise ValueError(argv)
     return name, where, options, program
+
+
+def _home_theirs_to_open(name: str, user) -> None:
+    """Their home opened to them again (0700) where they closed it to themselves: a home of
+    mode 000 was a server that never started (probe 20's N-home-5), and only root mends it."""
+    import stat
+    try:
+        st = os.stat(user.pw_dir)
+    except OSError:
+        return
+    if st.st_uid == user.pw_uid and stat.S_ISDIR(st.st_mode) and st.st_mode & 0o700 != 0o700:
+        os.chmod(user.pw_dir, 0o700)
+        print(f"become: {name}'s home was mode {stat.S_IMODE(st.st_mode):04o}: made 0700 again",
+              file=sys.stderr, flush=True)
+
+
+def _workshop_folder(name: str, home: str) -> None:
+    """~/workshop, the server's folder, a folder: anything else there (a file they made) moved
+    aside, kept, with a line. It was a server that never started (probe 20's N-home-5)."""
+    import time
+    folder = os.path.join(home, "workshop")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        aside = f"{folder}.moved-{time.strftime('%Y%m%d-%H%M%S')}"
+        try:
+            os.rename(folder, aside)
+        except OSError:
+            return
+        print(f"become: {name}'s ~/workshop was not a folder: moved to ~/{os.path.basename(aside)}",
+              file=sys.stderr, flush=True)
 
 
 # under this much free in their home, the server's files go to /tmp (a full home: probe 20)

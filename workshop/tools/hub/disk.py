@@ -22,7 +22,7 @@ import os
 import subprocess
 from pathlib import Path
 
-DISK_CAP_GIB = 2.0
+DISK_CAP_GIB = 1.0
 IMAGES = "homes"   # in the state folder, 0700
 # a disk's file systems (made read-only in a server's namespace); memory ones stay as they are
 ON_DISK = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "zfs", "overlay",
@@ -81,6 +81,36 @@ def mount_home(image: Path, home: Path) -> None:
     os.chmod(home, 0o700)
 
 
+RESERVE_GIB = 1.0   # of the state's disk, kept for the hub's log and database
+
+
+def check_room(state: Path, names: list[str], attendees: int, gib: float) -> None:
+    """A KitError unless the room's homes, each filled to its cap, fit on the state's disk
+    beside the hub's log and database. The images are sparse: on a disk too small for them
+    all, one attendee who filled their home filled the disk, and every login was a 500, the
+    hub's log stopped and another attendee's saved file was lost (probe 20's D-small)."""
+    import math
+    import shutil
+
+    from .. import errors
+    taken = 0
+    for name in names:   # (what their images hold already is on the disk, and counted free)
+        try:
+            taken += min(image_of(state, name).stat().st_blocks * 512, int(gib * 2**30))
+        except OSError:
+            pass
+    need = (attendees * gib * 2**30 - taken) / 2**30
+    free = shutil.disk_usage(state).free / 2**30
+    if need > free - RESERVE_GIB:
+        fits = math.floor((free - RESERVE_GIB + taken / 2**30) / attendees * 4) / 4
+        raise errors.KitError(
+            f"{attendees} homes of {gib:g} GiB (--disk-cap) could need {need:.1f} GiB more, "
+            f"and the disk of {state} has {free:.1f} GiB free ({RESERVE_GIB:g} of it kept for "
+            "the hub's log and database): "
+            + (f"--disk-cap {fits:g}, " if fits >= 0.25 else "")
+            + "fewer --attendees, or a larger disk")
+
+
 def mount_homes(state: Path, names: list[str]) -> None:
     """Each of `names`' images mounted on their home where it is not (after a reboot); a
     KitError names one that cannot be (their server would write to the machine's disk)."""
@@ -117,17 +147,52 @@ def remove_images(state: Path) -> None:
             image.unlink(missing_ok=True)
 
 
-def unmount_home(home: str, image: Path) -> None:
-    """The image's file system off `home` (detached if a file of it is still open: a process
-    of someone else's that holds one keeps it, and only it, until it closes), and the image
-    deleted."""
+def unmount_home(home: str, image: Path) -> str:
+    """The image's file system off `home`, and the image deleted: "", or, where a file of it
+    is still open (a process of someone else's, a file descriptor in a socket's queue), what
+    holds it, which keeps it, and only it, until it closes (it is detached)."""
     from ..owned import mount_points
+    held = ""
     if image.is_file() and home in mount_points():
         try:
             _run("umount", home)
         except OSError:
+            held = _holders(home)
             _run("umount", "--lazy", home)
     image.unlink(missing_ok=True)
+    return held
+
+
+def _holders(folder: str) -> str:
+    """Which processes have a file of the file system at `folder` open (as their files, folder
+    or root), as "process PID (USER)", or where else it may be held."""
+    import pwd
+    device, found = os.stat(folder).st_dev, []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            opened = [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")]
+            if any(os.stat(p).st_dev == device for p in
+                   (f"/proc/{pid}/cwd", f"/proc/{pid}/root", *opened) if _stats(p)):
+                uid = os.stat(f"/proc/{pid}").st_uid
+                found.append(f"process {pid} ({_name_of(uid, pwd)})")
+        except OSError:
+            continue
+    return ", ".join(found[:5]) or "a file descriptor no process shows (a socket's queue)"
+
+
+def _stats(path: str) -> bool:
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def _name_of(uid: int, pwd) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def can_cap(state: Path) -> str:

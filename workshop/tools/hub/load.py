@@ -251,7 +251,8 @@ def bench(n: int, lab: str = "J1", timeout: float = 900) -> dict:
     state = Path(tempfile.mkdtemp(prefix="workshop-hub-load-"))
     try:
         port = hub.free_port()
-        room = hub.Room(n, min(hub.STARTS_AT_ONCE, n + 1))
+        room = hub.Room(n, min(hub.STARTS_AT_ONCE, n + 1),   # (homes of the least size: a
+                        disk_gib=0.25)                     # simulated attendee writes little)
         started, code = hub.start("127.0.0.1", port, room, None, state=state, home=load_home())
     except BaseException:
         shutil.rmtree(state, ignore_errors=True)

@@ -53,10 +53,35 @@ class CappedSpawner(LocalProcessSpawner):
                   if os.environ.get("WORKSHOP_HUB_SEALED") else [])
         self.cmd = [sys.executable, "-I", "-m", "workshop.tools.hub.become", self.user.name,
                     "home", "--server", *sealed, "--", *cmd]
+        import time
+        started = time.time()
         try:
-            return await super().start()   # (its Popen comes before any await)
+            ip_port = await super().start()   # (its Popen comes before any await)
         finally:
             self.cmd = cmd
+        await self._up_or_ended(ip_port, started)
+        return ip_port
+
+    async def _up_or_ended(self, ip_port, started: float) -> None:
+        """Back once the server listens; an error, which the attendee's page shows, as soon as
+        it ended instead. JupyterHub waited on its address for 300 s, and meanwhile answered
+        its start with a 500 and its own InvalidStateError traceback, and "pending" (probe 20:
+        a home they broke, `~/workshop` a file, a home of mode 000)."""
+        import asyncio
+        ip, port = ip_port
+        end = asyncio.get_running_loop().time() + self.http_timeout
+        while asyncio.get_running_loop().time() < end:
+            code = self.proc.poll() if self.proc is not None else None
+            if code is not None:
+                raise RuntimeError(f"your server stopped as it started (exit {code}); "
+                                   f"{_last_words(self.user.name, started)}")
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(ip, port), 2)
+            except (OSError, asyncio.TimeoutError):
+                await asyncio.sleep(0.5)
+                continue
+            writer.close()
+            return
 
     async def stop(self, now=False):
         """The server stopped (by the attendee, the presenter, the idle culler or the hub's
@@ -67,6 +92,32 @@ class CappedSpawner(LocalProcessSpawner):
         await super().stop(now=now)
         if os.geteuid() == 0:   # (the kit's hub runs as root)
             await asyncio.to_thread(end_every_process_of, self.user.name)
+
+
+def _last_words(name: str, since: float) -> str:
+    """The last line of the attendee's server log (theirs: ~/.jupyter-server.log) if it was
+    written since `since`, cut short and printable, or where to look."""
+    import pwd
+    try:
+        home = pwd.getpwnam(name).pw_dir
+        fd = os.open(os.path.join(home, ".jupyter-server.log"),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            import stat
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_mtime < since:
+                raise OSError("not this start's")
+            size = os.fstat(fd).st_size
+            os.lseek(fd, max(0, size - 4096), os.SEEK_SET)
+            lines = os.read(fd, 4096).decode(errors="replace").strip().splitlines()
+        finally:
+            os.close(fd)
+    except (KeyError, OSError):
+        lines = []
+    if lines:
+        last = "".join(c if c.isprintable() else "?" for c in lines[-1][-200:])
+        return f"its log (~/.jupyter-server.log) ends: {last}"
+    return "the presenter sees why in the hub's log"
 
 
 def _left_of_the_last_server(name: str) -> None:
