@@ -872,16 +872,28 @@ with open(os.path.expanduser("~/big2"), "ab", buffering=0) as f:
 """
 
 
+FILES = """import itertools, os
+os.makedirs(os.path.expanduser("~/many"))
+try:
+    for n in itertools.count():
+        open(os.path.expanduser(f"~/many/{n}"), "w").close()
+except OSError:
+    pass
+"""
+
+
 @pytest.mark.parametrize("breaks,says", [
     (FILL, "'s server: their home is full ("),
+    (FILES, "'s server: their home is full ("),
     ("log = os.path.expanduser('~/.jupyter-server.log'); os.remove(log); os.mkfifo(log)",
      "'s server: ~/.jupyter-server.log: a FIFO: its log goes to /tmp this time"),
     ("import shutil; w = os.path.expanduser('~/workshop'); shutil.rmtree(w); "
      "open(w, 'w').write('mine')", "'s ~/workshop was not a folder: moved to ~/workshop.moved-"),
     ("os.chmod(os.path.expanduser('~'), 0)", "'s home was mode 0000: made 0700 again")],
-    ids=["full", "fifo", "workshop-a-file", "home-000"])
+    ids=["full", "no-files-left", "fifo", "workshop-a-file", "home-000"])
 def test_an_attendee_who_broke_their_home_gets_their_server_and_a_line(room, breaks, says):
-    # probe 20's N-home-3, 4 and 5: a full home, ~/workshop a file, or ~ of mode 000 was a
+    # probe 20's N-home-3, 4 and 5 (and 21's N-home-6: its files all used): a full home,
+    # ~/workshop a file, or ~ of mode 000 was a
     # 500 and "pending" for good; a FIFO at the server's log held each start 300 s (and one of
     # the room's starts at once). Nothing told the attendee why, and only root could mend it
     kim = room["people"][1]
@@ -899,7 +911,8 @@ def test_an_attendee_who_broke_their_home_gets_their_server_and_a_line(room, bre
                            "'~/workshop.moved-*'))[0]).read(), os.path.isdir("
                            "os.path.expanduser('~/workshop/exercises')))")["out"] == "mine True\n"
     finally:   # (theirs put back, and the server started on it again)
-        kim.run("import glob, os\nfor f in ('~/big', '~/big2', '~/.jupyter-server.log', "
+        kim.run("import glob, os, shutil\nshutil.rmtree(os.path.expanduser('~/many'), True)\n"
+                "for f in ('~/big', '~/big2', '~/.jupyter-server.log', "
                 "*glob.glob(os.path.expanduser('~/workshop.moved-*'))):\n"
                 "    f = os.path.expanduser(f)\n"
                 "    if os.path.exists(f) and (f.endswith('log') is False or "

@@ -33,30 +33,44 @@ def test_a_mounts_table_is_read_with_its_escapes_and_its_own_flags(tmp_path):
 
 
 def test_a_room_whose_homes_could_outgrow_the_disk_is_refused_in_one_line(tmp_path):
-    # probe 20's D-small: the images are sparse; on a disk too small for them all, one
-    # attendee who filled their home filled it, and logins, the hub's log and another
-    # attendee's saved work failed. What the images hold already counts as taken
+    # probes 20 and 21: on a disk too small for the room's homes, the presenter's uncounted,
+    # one attendee who filled their own home filled it, and logins, the hub's database and
+    # another attendee's saved work failed. Each image takes its space as it is made, and
+    # what the images hold already counts as taken
     import shutil
     free = shutil.disk_usage(tmp_path).free / 2**30
-    fits = int((free - disk.RESERVE_GIB) // 1)
+    fits = int((free - disk.RESERVE_GIB) // 1) - 1   # (and the presenter's home)
     disk.check_room(tmp_path, [], fits, 1)
-    with pytest.raises(errors.KitError, match=rf"^{fits + 2} homes of 1 GiB \(--disk-cap\) "
-                       r"could need [0-9.]+ GiB more, and the disk of .* has [0-9.]+ GiB free "
-                       r"\(1 of it kept for the hub's log and database\): --disk-cap 0\.[0-9]+, "
-                       r"fewer --attendees, or a larger disk$"):
-        disk.check_room(tmp_path, [], fits + 2, 1)
+    with pytest.raises(errors.KitError, match=rf"^{fits + 1} attendees' homes and the "
+                       r"presenter's, 1 GiB each \(--disk-cap\), need [0-9.]+ GiB more, and "
+                       r"the disk of .* has [0-9.]+ GiB free \(1 of it kept for the hub's log "
+                       r"and database\): --disk-cap 0\.[0-9]+, fewer --attendees, or a larger "
+                       r"disk$"):
+        disk.check_room(tmp_path, [], fits + 1, 1)
     image = disk.image_of(tmp_path, "ws-full")
     image.parent.mkdir()
-    with open(image, "wb") as f:   # (a home filled to its cap: on the disk already)
+    with open(image, "wb") as f:   # (a home made: on the disk already)
         os.posix_fallocate(f.fileno(), 0, 2**30)
     try:
         free = shutil.disk_usage(tmp_path).free / 2**30
-        room = int((free - disk.RESERVE_GIB) // 1) + 1
+        room = int((free - disk.RESERVE_GIB) // 1)
         disk.check_room(tmp_path, ["ws-full"], room, 1)   # (its GiB counted once)
         with pytest.raises(errors.KitError):
             disk.check_room(tmp_path, [], room, 1)
     finally:
         image.unlink()
+
+
+@as_root
+def test_a_home_takes_its_space_as_it_is_made_or_is_refused_in_one_line(tmp_path):
+    home, image = tmp_path / "home", disk.image_of(tmp_path / "state", "ws-big")
+    home.mkdir()
+    (tmp_path / "state").mkdir()
+    with pytest.raises(OSError, match=r"no room for nobody's home of 100000 GiB on the disk of "
+                                      r".*state/homes \(it keeps 1 GiB for the hub's log and "
+                                      r"database\)$"):
+        disk.make_home("nobody", home, image, 100000)
+    assert not image.exists() and str(home) not in owned.mount_points()
 
 
 @pytest.mark.parametrize("gib,ok", [(0, True), (0.25, True), (2, True), (1024, True),
@@ -134,6 +148,7 @@ def test_a_home_of_its_own_is_capped_mounted_and_gone_with_its_image(tmp_path):
         assert (home / ".bashrc").read_text() == "# the skeleton\n"
         assert 0.2 * 2**30 < shutil.disk_usage(home).total <= 0.25 * 2**30
         assert image.stat().st_size == 2**30 // 4
+        assert image.stat().st_blocks * 512 >= 2**30 // 4   # (its space taken, all of it)
         assert os.stat(image.parent).st_mode & 0o777 == 0o700
     finally:
         disk.unmount_home(str(home), image)

@@ -885,9 +885,11 @@ def test_a_server_that_ends_as_it_starts_fails_its_start_at_once_and_says_so(tmp
     ended.wait()
     me = SimpleNamespace(proc=ended, http_timeout=30, user=SimpleNamespace(name="ws-no-one"))
     took = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"^your server stopped as it started \(exit 3\); "
-                                           r"the presenter sees why in the hub's log$"):
+    from tornado import web
+    with pytest.raises(web.HTTPError) as e:
         asyncio.run(CappedSpawner._up_or_ended(me, ("127.0.0.1", 9), time.time()))
+    assert (e.value.status_code, e.value.log_message % e.value.args) == (
+        500, "your server stopped as it started (exit 3); the presenter sees why in the hub's log")
     assert time.monotonic() - took < 5
     listening = socket.create_server(("127.0.0.1", 0))
     running = subprocess.Popen(["sleep", "30"])

@@ -110,8 +110,9 @@ def _workshop_folder(name: str, home: str) -> None:
               file=sys.stderr, flush=True)
 
 
-# under this much free in their home, the server's files go to /tmp (a full home: probe 20)
-HOME_FLOOR = 1 << 20
+# under this much free in their home, bytes or files, the server's files go to /tmp (a full
+# home: probe 20; its files all used, probe 21)
+HOME_FLOOR, FILES_FLOOR = 1 << 20, 64
 
 
 def _server_files(name: str, home: str) -> None:
@@ -126,8 +127,9 @@ def _server_files(name: str, home: str) -> None:
     runtime = os.path.join(home, ".local", "share", "jupyter", "runtime")
     st = os.statvfs(home)
     whys, moved, fd = [], [], -1
-    if st.f_bavail * st.f_frsize < HOME_FLOOR:
-        whys.append(f"their home is full ({st.f_bavail * st.f_frsize} bytes free)")
+    if st.f_bavail * st.f_frsize < HOME_FLOOR or (st.f_files and st.f_favail < FILES_FLOOR):
+        whys.append(f"their home is full ({st.f_bavail * st.f_frsize} bytes and "
+                    f"{st.f_favail} files free)")
         moved = ["runtime files", "log"]
     else:
         unusable = _unusable_folder(runtime)

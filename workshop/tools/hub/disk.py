@@ -2,10 +2,12 @@
 have filled the machine's disk in a second, and then every attendee's save, the hub's database
 and log, and the presenter's build failed until someone found the file).
 
-- Their home is a file system of its own: a sparse ext4 image of `--disk-cap` GiB, in the
-  hub's state folder (homes/ws-NAME.ext4, root's), mounted on their home with no setuid and no
-  devices. It is made with their user (auth.py), mounted again at each hub start (after a
-  reboot), and unmounted and deleted by `--remove-attendees`.
+- Their home is a file system of its own: an ext4 image of `--disk-cap` GiB, in the hub's
+  state folder (homes/ws-NAME.ext4, root's), its space taken in full when it is made, and
+  mounted on their home with no setuid and no devices. It is made with their user (auth.py),
+  mounted again at each hub start (after a reboot), and unmounted and deleted by
+  `--remove-attendees`. (Sparse images, probes 20 and 21: on a disk too small for them all, an
+  attendee who filled their own home filled the disk, and another's saved file was lost.)
 - Their server, and so their kernels and terminals, run in a mount namespace of its own
   (`seal`, from hub/become.py): every file system on a disk is read-only there but their home,
   and /tmp and /var/tmp are memory file systems of their own, whose pages count against their
@@ -24,6 +26,7 @@ from pathlib import Path
 
 DISK_CAP_GIB = 1.0
 IMAGES = "homes"   # in the state folder, 0700
+RESERVE_GIB = 1.0   # of the state's disk, kept for the hub's log and database
 # a disk's file systems (made read-only in a server's namespace); memory ones stay as they are
 ON_DISK = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "zfs", "overlay",
            "nilfs2", "bcachefs", "vfat", "exfat", "ntfs", "ntfs3", "fuseblk"}
@@ -54,16 +57,26 @@ def make_home(name: str, home: Path, image: Path, gib: float) -> None:
     the image made from it, then mounted on it (what useradd put there is hidden under the
     mount until the removal)."""
     import pwd
+    import shutil
     user = pwd.getpwnam(name)
     image.parent.mkdir(mode=0o700, exist_ok=True)
+    size = int(gib * 2**30)
+    if shutil.disk_usage(image.parent).free - size < RESERVE_GIB * 2**30:
+        raise OSError(errno.ENOSPC, f"no room for {name}'s home of {gib:g} GiB on the disk of "
+                      f"{image.parent} (it keeps {RESERVE_GIB:g} GiB for the hub's log and "
+                      "database)")
     fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.ftruncate(fd, int(gib * 2**30))
-    finally:
+        os.posix_fallocate(fd, 0, size)   # (its space taken now: never short of it later)
+    except OSError:
         os.close(fd)
+        image.unlink(missing_ok=True)
+        raise
+    os.close(fd)
     try:
         _run("mkfs.ext4", "-q", "-F", "-m", "0", "-J", "size=4",
-             "-E", f"root_owner={user.pw_uid}:{user.pw_gid}", "-d", str(home), str(image))
+             "-E", f"root_owner={user.pw_uid}:{user.pw_gid},nodiscard",   # (space kept)
+             "-d", str(home), str(image))
         # (the folder under the mount too: a server sealed before it saw that folder)
         os.chmod(home, 0o700)
         mount_home(image, home)
@@ -73,7 +86,7 @@ def make_home(name: str, home: Path, image: Path, gib: float) -> None:
 
 
 def mount_home(image: Path, home: Path) -> None:
-    _run("mount", "-o", "loop,nosuid,nodev,discard", str(image), str(home))
+    _run("mount", "-o", "loop,nosuid,nodev", str(image), str(home))
     try:
         os.rmdir(home / "lost+found")   # (e2fsck's, root's: not the attendee's to see)
     except OSError:
@@ -81,14 +94,10 @@ def mount_home(image: Path, home: Path) -> None:
     os.chmod(home, 0o700)
 
 
-RESERVE_GIB = 1.0   # of the state's disk, kept for the hub's log and database
-
-
 def check_room(state: Path, names: list[str], attendees: int, gib: float) -> None:
-    """A KitError unless the room's homes, each filled to its cap, fit on the state's disk
-    beside the hub's log and database. The images are sparse: on a disk too small for them
-    all, one attendee who filled their home filled the disk, and every login was a 500, the
-    hub's log stopped and another attendee's saved file was lost (probe 20's D-small)."""
+    """A KitError unless the room's homes, the presenter's too, fit on the state's disk beside
+    the hub's log and database (each image takes its space in full as it is made: a home a
+    name freed on the admin page adds one, and a login with no room for it fails alone)."""
     import math
     import shutil
 
@@ -99,12 +108,14 @@ def check_room(state: Path, names: list[str], attendees: int, gib: float) -> Non
             taken += min(image_of(state, name).stat().st_blocks * 512, int(gib * 2**30))
         except OSError:
             pass
-    need = (attendees * gib * 2**30 - taken) / 2**30
+    homes = attendees + 1   # (and the presenter's: probe 21)
+    need = (homes * gib * 2**30 - taken) / 2**30
     free = shutil.disk_usage(state).free / 2**30
     if need > free - RESERVE_GIB:
-        fits = math.floor((free - RESERVE_GIB + taken / 2**30) / attendees * 4) / 4
+        fits = math.floor((free - RESERVE_GIB + taken / 2**30) / homes * 4) / 4
         raise errors.KitError(
-            f"{attendees} homes of {gib:g} GiB (--disk-cap) could need {need:.1f} GiB more, "
+            f"{attendees} attendees' homes and the presenter's, {gib:g} GiB each (--disk-cap), "
+            f"need {need:.1f} GiB more, "
             f"and the disk of {state} has {free:.1f} GiB free ({RESERVE_GIB:g} of it kept for "
             "the hub's log and database): "
             + (f"--disk-cap {fits:g}, " if fits >= 0.25 else "")

@@ -73,8 +73,10 @@ class CappedSpawner(LocalProcessSpawner):
         while asyncio.get_running_loop().time() < end:
             code = self.proc.poll() if self.proc is not None else None
             if code is not None:
-                raise RuntimeError(f"your server stopped as it started (exit {code}); "
-                                   f"{_last_words(self.user.name, started)}")
+                # (an HTTPError: the message on their page, and no traceback in root's log)
+                from tornado import web
+                raise web.HTTPError(500, "%s", f"your server stopped as it started (exit "
+                                    f"{code}); {_last_words(self.user.name, started)}")
             try:
                 _, writer = await asyncio.wait_for(asyncio.open_connection(ip, port), 2)
             except (OSError, asyncio.TimeoutError):
