@@ -170,6 +170,20 @@ def test_a_home_still_held_open_is_detached_and_its_holder_named(tmp_path):
     finally:
         os.close(held)
     assert disk.unmount_home(str(home), image) == ""
+    # and one held by a mapping alone, no file open (probe 21): a child of ours, named
+    image = disk.image_of(tmp_path / "state", "ws-mapped")
+    disk.make_home("nobody", home, image, 0.25)
+    (home / "f").write_bytes(b"x" * 4096)
+    holder = subprocess.Popen([sys.executable, "-c", "import mmap, os, sys, time\n"
+                               f"fd = os.open({str(home / 'f')!r}, os.O_RDWR)\n"
+                               "m = mmap.mmap(fd, 4096)\nos.close(fd)\nprint('held', flush=True)\n"
+                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        assert disk.unmount_home(str(home), image) == f"process {holder.pid} (root)"
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @as_root

@@ -921,3 +921,14 @@ def test_an_attendee_gets_no_subordinate_ids_and_none_a_retired_namesake_left(tm
         assert pwd.getpwnam(name)
     finally:
         _remove_made([name], set())
+
+
+def test_a_removal_on_a_state_with_no_attendees_names_the_state(tmp_path, monkeypatch, capsys):
+    # probe 21: "removed 0 attendee(s)" from the default state, the hub's being another; the
+    # presenter took it as done while its homes stayed
+    from workshop.tools import owned
+    monkeypatch.setattr(owned, "held_numbers", lambda: set())
+    state = tmp_path / "state"
+    assert local.remove_attendees(state=state) == 0
+    assert capsys.readouterr().out == (f"hub: removed 0 attendee(s) and their files (the state "
+                                       f"{state} holds none)\n")

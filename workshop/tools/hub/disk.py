@@ -175,15 +175,19 @@ def unmount_home(home: str, image: Path) -> str:
 
 
 def _holders(folder: str) -> str:
-    """Which processes have a file of the file system at `folder` open (as their files, folder
-    or root), as "process PID (USER)", or where else it may be held."""
+    """Which processes have a file of the file system at `folder` open (as their files, folder,
+    root or a mapping: probe 21 held one by a mapping alone), as "process PID (USER)", or where
+    else it may be held."""
     import pwd
     device, found = os.stat(folder).st_dev, []
+    mapped = f" {os.major(device):02x}:{os.minor(device):02x} "   # (as /proc/PID/maps says)
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             opened = [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")]
-            if any(os.stat(p).st_dev == device for p in
-                   (f"/proc/{pid}/cwd", f"/proc/{pid}/root", *opened) if _stats(p)):
+            with open(f"/proc/{pid}/maps") as maps:
+                maps_it = any(mapped in line for line in maps)
+            if maps_it or any(os.stat(p).st_dev == device for p in
+                              (f"/proc/{pid}/cwd", f"/proc/{pid}/root", *opened) if _stats(p)):
                 uid = os.stat(f"/proc/{pid}").st_uid
                 found.append(f"process {pid} ({_name_of(uid, pwd)})")
         except OSError:

@@ -624,7 +624,8 @@ def _remove_attendees(state: Path, quiet: bool, psutil, end_processes) -> int:
         (state / made).unlink(missing_ok=True)
     if not quiet:
         print(f"hub: removed {len(names)} attendee(s) and their files"
-              + (f": {', '.join(names)}" if names else ""))
+              + (f": {', '.join(names)}" if names else
+                 f" (the state {state} holds none)"))
     return 0
 
 
