@@ -676,6 +676,35 @@ def test_an_attendee_reaches_no_disk_through_their_own_update(room):
         (home / "watched").unlink(missing_ok=True)
 
 
+def test_an_attendees_update_runs_in_their_capped_group(room):
+    # probe 21's D-fill-3 (medium): the update ran outside the attendee's group; a process of
+    # theirs traced it (same user) and ran 1.5 GiB past their 1 GiB cap, after the push
+    ada = room["people"][0]
+    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped-group"
+    shutil.rmtree(wrapped, ignore_errors=True)
+    python = wrapped / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
+    said = Path(pwd.getpwnam(ada.user).pw_dir) / "update-group"
+    python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {ada.user} ] && cat /proc/self/cgroup > {said}\n'
+                      f'LD_LIBRARY_PATH={hub.libdir(real.parent.parent)} exec {real} "$@"\n')
+    python.chmod(0o755)
+    hub._readable(wrapped)
+    try:
+        hub.push_materials(room["state"], wrapped,
+                           Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "materials")
+        groups = said.read_text()
+    finally:
+        shutil.rmtree(wrapped)
+        said.unlink(missing_ok=True)
+    theirs = f"{limits.hub_group(room['state'])}/{ada.user}"
+    if not limits.mechanism():
+        pytest.skip("no cgroups to cap with here")
+    memory = [line for line in groups.splitlines()
+              if line.split(":")[1] in ("memory", "")]   # (v1's memory, or v2's one)
+    assert memory and memory[0].endswith("/" + theirs), groups
+
+
 def test_the_materials_update_runs_as_the_attendee_in_a_keyring_of_its_own(room):
     # probe 16 (medium): --update-materials ran each attendee's update with the session keyring
     # of the presenter's terminal (root's, after su - or a login); a process of the attendee's
@@ -889,8 +918,13 @@ except OSError:
      "'s server: ~/.jupyter-server.log: a FIFO: its log goes to /tmp this time"),
     ("import shutil; w = os.path.expanduser('~/workshop'); shutil.rmtree(w); "
      "open(w, 'w').write('mine')", "'s ~/workshop was not a folder: moved to ~/workshop.moved-"),
-    ("os.chmod(os.path.expanduser('~'), 0)", "'s home was mode 0000: made 0700 again")],
-    ids=["full", "no-files-left", "fifo", "workshop-a-file", "home-000"])
+    ("os.chmod(os.path.expanduser('~'), 0)", "'s home was mode 0000: made 0700 again"),
+    ("r = os.path.expanduser('~/.local/share/jupyter/runtime')\n"
+     "for pid in range(1, 40000):\n"
+     "    if not os.path.exists(f'{r}/jpserver-{pid}-open.html'):\n"
+     "        os.mkfifo(f'{r}/jpserver-{pid}-open.html')",
+     "'s server: ~/.local/share/jupyter/runtime: jpserver-")],
+    ids=["full", "no-files-left", "fifo", "workshop-a-file", "home-000", "runtime-fifos"])
 def test_an_attendee_who_broke_their_home_gets_their_server_and_a_line(room, breaks, says):
     # probe 20's N-home-3, 4 and 5 (and 21's N-home-6: its files all used): a full home,
     # ~/workshop a file, or ~ of mode 000 was a
@@ -912,6 +946,8 @@ def test_an_attendee_who_broke_their_home_gets_their_server_and_a_line(room, bre
                            "os.path.expanduser('~/workshop/exercises')))")["out"] == "mine True\n"
     finally:   # (theirs put back, and the server started on it again)
         kim.run("import glob, os, shutil\nshutil.rmtree(os.path.expanduser('~/many'), True)\n"
+                "for f in glob.glob(os.path.expanduser('~/.local/share/jupyter/runtime/"
+                "jpserver-*-open.html')): os.remove(f)\n"
                 "for f in ('~/big', '~/big2', '~/.jupyter-server.log', "
                 "*glob.glob(os.path.expanduser('~/workshop.moved-*'))):\n"
                 "    f = os.path.expanduser(f)\n"

@@ -155,12 +155,20 @@ def _server_files(name: str, home: str) -> None:
 
 
 def _unusable_folder(folder: str) -> str:
-    """"" if `folder` is (or is made) a folder they can write, else why not."""
+    """"" if `folder` is (or is made) a folder they can write that holds only files, folders
+    and sockets, else why not: a FIFO or a link there, at a name the server writes
+    (jpserver-PID-open.html, for each PID), held its start (probe 21's N-home-8)."""
+    import stat
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
-            return ""
-        return "not a folder they can write"
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+            return "not a folder they can write"
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISSOCK(mode)):
+                    return f"{entry.name} there is not a file"
+        return ""
     except OSError as e:
         return e.strerror or str(e)
 

@@ -110,6 +110,31 @@ def make_group(kind: str, group: str, memory: int, cpus: float, attendees: int,
     return [mem / "cgroup.procs", cpu / "cgroup.procs", *(f / "cgroup.procs" for f in pids)]
 
 
+def group_to_join(kind: str, group: str, root: Path = CGROUP) -> list[Path]:
+    """The files to join the attendee's group by, where their server made it: their
+    materials' update runs in it (probe 21: a process of theirs traced the update, outside
+    every cap, and ran 1.5 GiB past their 1 GiB). Where it is not, no process of theirs runs
+    (each ends with their server) to trace the update with."""
+    folders = _folders(kind, group, root) if kind else []
+    return [f / "cgroup.procs" for f in folders] if folders and all(
+        f.is_dir() for f in folders) else []
+
+
+def joiner(procs: list[Path]):
+    """A preexec_fn that puts the child, still root before its exec, into the group whose
+    `procs` files these are (None when there are none)."""
+    names = [str(p) for p in procs]
+
+    def join() -> None:
+        for f in names:
+            fd = os.open(f, os.O_WRONLY)
+            try:
+                os.write(fd, str(os.getpid()).encode())
+            finally:
+                os.close(fd)
+    return join if names else None
+
+
 def _write(path: Path, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)

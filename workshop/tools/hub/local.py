@@ -751,12 +751,14 @@ def push_materials(state: Path = STATE, home: Path = HUB_HOME,
         # (becoming them after the exec, in hub/become.py: Popen waits for an exec as root; a
         # child that became them first was stopped by a process of theirs before its exec,
         # and the push waited for good, probe 17)
+        procs = limits.group_to_join(limits.mechanism(), f"{limits.hub_group(state)}/{name}")
         try:
             r = subprocess.run([python, "-I", "-m", "workshop.tools.hub.become", name, "/",
                                 *sealed, "--", python, "-I", "-m", "workshop.tools.hub.update",
                                 str(materials)], cwd="/",
                                env=dict(env, HOME=user.pw_dir), input=json.dumps(given),
-                               capture_output=True, text=True, timeout=UPDATE_TIMEOUT)
+                               capture_output=True, text=True, timeout=UPDATE_TIMEOUT,
+                               preexec_fn=limits.joiner(procs))
             if r.returncode != 0:
                 raise ValueError((r.stderr.strip().splitlines() or ["no output"])[-1])
             got[name] = _update_said(r.stdout, known)

@@ -21,18 +21,10 @@ class CappedSpawner(LocalProcessSpawner):
         kind = os.environ.get("WORKSHOP_HUB_CAPS", "")
         procs = []
         if kind:
-            procs = [str(p) for p in limits.make_group(
+            procs = limits.make_group(
                 kind, f"{os.environ['WORKSHOP_HUB_CGROUP']}/{name}", int(self.mem_limit),
-                float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))]
-
-        def preexec():
-            for f in procs:
-                fd = os.open(f, os.O_WRONLY)
-                try:
-                    os.write(fd, str(os.getpid()).encode())
-                finally:
-                    os.close(fd)
-        return preexec
+                float(self.cpu_limit), int(os.environ["WORKSHOP_HUB_ATTENDEES"]))
+        return limits.joiner(procs) or (lambda: None)
 
     async def start(self):
         """Before the server starts: what outlived the attendee's last server, processes and
