@@ -239,3 +239,30 @@ def test_the_machine_here_can_cap_and_seal(tmp_path):
     # (this kit's test machine can: the hub's tests hold what a capped, sealed server does)
     assert disk.can_cap(tmp_path) == "" and disk.can_seal(Path(sys.executable), tmp_path) == ""
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("breaks,says", [
+    (None, ""),
+    ("folder", "jpserver-1-open.html there is not a file"),
+    ("fifo", "jpserver-1-open.html there is not a file"),
+    ("link", "not a folder of their home")])
+def test_a_runtime_folder_that_could_hold_a_start_is_not_used(tmp_path, breaks, says):
+    # probes 21 and 22 (N-home-8, 9, 10): a FIFO or a folder at jpserver-PID-open.html in the
+    # runtime folder held or ended each start; so did a runtime folder that was a link to a
+    # folder their second name wrote FIFOs into after this look
+    from workshop.tools.hub import become
+    home = tmp_path / "home"
+    runtime = home / ".local" / "share" / "jupyter" / "runtime"
+    elsewhere = tmp_path / "shared"
+    elsewhere.mkdir()
+    if breaks == "link":
+        runtime.parent.mkdir(parents=True)
+        runtime.symlink_to(elsewhere)
+    else:
+        runtime.mkdir(parents=True)
+        (runtime / "jpserver-2.json").write_text("{}")
+    if breaks == "folder":
+        (runtime / "jpserver-1-open.html").mkdir()
+    elif breaks == "fifo":
+        os.mkfifo(runtime / "jpserver-1-open.html")
+    assert become._unusable_folder(str(runtime), str(home)) == says

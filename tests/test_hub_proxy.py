@@ -35,6 +35,14 @@ class _Page(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_POST(self):
+        got = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = f"posted {len(got)}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_OPTIONS(self):   # (as jupyter_server answers a CORS preflight: 200, no login)
         self.send_response(200)
         self.send_header("Content-Length", "0")
@@ -137,6 +145,15 @@ class _Proxy:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.public}{path}",
                                         timeout=10) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def post(self, path, size: int) -> tuple[int, str]:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.public}{path}",
+                                     data=b"x" * size, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
@@ -402,6 +419,13 @@ def test_a_body_that_never_comes_is_closed_and_one_address_holds_its_share_at_mo
             assert long.recv(1) == b"", "the proxy took a request line of 60 kB"
         assert px.get("/hub/" + "a" * 8_000) == (200, "the owner's page")
         assert px.get("/hub/static/%00" + "b" * 15_000)[0] == 400
+        # a body to the hub holds 64 KiB at most (probe 22's D-small-3: 20 MiB token notes,
+        # stored whole, filled the state's disk); a server's own (a notebook saved) is whole
+        assert px.post("/hub/api/users/ws-x/tokens", 64 * 1024) == (200, f"posted {64 * 1024}")
+        assert px.post("/hub/api/users/ws-x/tokens", 64 * 1024 + 1) == (
+            413, "A request to the hub holds 64 KiB at most.\n")
+        assert px.post("/user/ws-x/api/contents/big.ipynb", 5 * 2**20) == (
+            200, f"posted {5 * 2**20}")
         time.sleep(1)   # (a request's line is logged after its answer is sent)
     finally:
         out = px.stop()

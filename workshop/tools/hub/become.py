@@ -132,7 +132,7 @@ def _server_files(name: str, home: str) -> None:
                     f"{st.f_favail} files free)")
         moved = ["runtime files", "log"]
     else:
-        unusable = _unusable_folder(runtime)
+        unusable = _unusable_folder(runtime, home)
         if unusable:
             whys.append(f"~/.local/share/jupyter/runtime: {unusable}")
             moved.append("runtime files")
@@ -154,19 +154,23 @@ def _server_files(name: str, home: str) -> None:
     os.close(fd)
 
 
-def _unusable_folder(folder: str) -> str:
-    """"" if `folder` is (or is made) a folder they can write that holds only files, folders
-    and sockets, else why not: a FIFO or a link there, at a name the server writes
-    (jpserver-PID-open.html, for each PID), held its start (probe 21's N-home-8)."""
+def _unusable_folder(folder: str, home: str) -> str:
+    """"" if `folder` is (or is made) a folder of their home they can write that holds only
+    files and sockets, else why not: a FIFO there, at a name the server writes
+    (jpserver-PID-open.html, for each PID), held its start (probe 21's N-home-8), a folder at
+    such a name ended it (probe 22's N-home-9), and the runtime folder a link to a folder a
+    second name of theirs wrote FIFOs into after this look held it (N-home-10)."""
     import stat
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         if not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
             return "not a folder they can write"
+        if not os.path.realpath(folder).startswith(os.path.realpath(home) + os.sep):
+            return "not a folder of their home"
         with os.scandir(folder) as entries:
             for entry in entries:
                 mode = entry.stat(follow_symlinks=False).st_mode
-                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISSOCK(mode)):
+                if not (stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
                     return f"{entry.name} there is not a file"
         return ""
     except OSError as e:

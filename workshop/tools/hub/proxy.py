@@ -57,6 +57,11 @@ PER_ADDRESS = 1000
 # whole, twice, so 500 requests for 60 kB URLs, no login needed, wrote 60 MB into root's
 # hub.log in 5 s (probe 14's S2-c). A browser's requests to the hub are some 2 kB
 HEADERS = 16 * 1024
+# bytes of a request's body to the hub's own pages and API (/hub/; not a server's, where
+# notebooks are saved): JupyterHub stored a token's note of any size in its database, and one
+# attendee filled the state's disk with 160 notes of 20 MiB in 75 s (probe 22's D-small-3). A
+# login form or an API call of the hub's is some hundred bytes
+HUB_BODY = 64 * 1024
 # what an address may still open once the proxy holds half the files it may open (BUSY),
 # unless an attendee's server answered it lately (KNOWN)
 SHARE = 64
@@ -446,6 +451,18 @@ def impostor(data: dict) -> str:
     return ""
 
 
+def _refused(request) -> tuple[int, str] | None:
+    """The proxy's own answer to a request no page takes, before the hub, or None."""
+    # a NUL (%00) in a request's path is no page's: a 400 here, before the hub, whose
+    # handlers (its static files', the course site's) took it to realpath's ValueError, a
+    # 500 and a traceback in root's log per request, from anyone (probes 12 and 13)
+    if "\0" in urllib.parse.unquote(request.path):
+        return 400, "A request's path cannot hold a NUL.\n"
+    if request.path.startswith("/hub/") and len(request.body or b"") > HUB_BODY:
+        return 413, f"A request to the hub holds {HUB_BODY // 1024} KiB at most.\n"
+    return None
+
+
 def _forward_to_owners_only() -> None:
     from configurable_http_proxy import configproxy, handlers
     from tornado.web import HTTPError
@@ -472,12 +489,10 @@ def _forward_to_owners_only() -> None:
     handlers.ProxyHandler.handle_proxy_error = handle_proxy_error
 
     def prepare(self):
-        # a NUL (%00) in a request's path is no page's: a 400 here, before the hub, whose
-        # handlers (its static files', the course site's) took it to realpath's ValueError, a
-        # 500 and a traceback in root's log per request, from anyone (probes 12 and 13)
-        if "\0" in urllib.parse.unquote(self.request.path):
-            self.set_status(400)
-            self.finish("A request's path cannot hold a NUL.\n")
+        refused = _refused(self.request)
+        if refused:
+            self.set_status(refused[0])
+            self.finish(refused[1])
     handlers.ProxyHandler.prepare = prepare
 
     finished = handlers.ProxyHandler.on_finish
