@@ -599,21 +599,12 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room, m
     # the hub's Python, as kim alone, stands in for whatever broke there. It fails (probe 10),
     # or never ends (probe 11's U2: kim's own process stopped her update, SIGSTOP; the push
     # waited 2 minutes, then ended on a traceback for everyone after her)
-    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped"
-    shutil.rmtree(wrapped, ignore_errors=True)
-    python = wrapped / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
     monkeypatch.setattr(hub, "UPDATE_TIMEOUT", 3)
     try:
-        for does, says in (('{ echo "no space left" >&2; exit 1; }',
+        for does, says in (('{{ echo "no space left" >&2; exit 1; }}',
                             "the update said: 'no space left'"),
                            ("exec sleep 60", "the update did not end in 3 s")):
-            python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {kim.user} ] && {does}\n'
-                              f'LD_LIBRARY_PATH={hub.libdir(real.parent.parent)} '
-                              f'exec {real} "$@"\n')
-            python.chmod(0o755)
-            hub._readable(wrapped)
+            wrapped = _wrapped("wrapped", kim.user, does)
             with pytest.raises(hub.PushIncomplete, match=rf"^the materials did not reach 1 "
                                rf"attendee\(s\): {kim.user} \(in their home, "
                                rf"{re.escape(says)}\)$") as e:
@@ -621,7 +612,7 @@ def test_changed_materials_reach_every_attendee_and_an_edited_cell_stays(room, m
                                    "venv" / "materials")
             assert ada.user in e.value.got and kim.user not in e.value.got
     finally:
-        shutil.rmtree(wrapped)
+        shutil.rmtree(Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped", ignore_errors=True)
 
 
 WATCHER = r"""
@@ -676,20 +667,32 @@ def test_an_attendee_reaches_no_disk_through_their_own_update(room):
         (home / "watched").unlink(missing_ok=True)
 
 
-def test_an_attendees_update_runs_in_their_capped_group(room):
-    # probe 21's D-fill-3 (medium): the update ran outside the attendee's group; a process of
-    # theirs traced it (same user) and ran 1.5 GiB past their 1 GiB cap, after the push
-    ada = room["people"][0]
-    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped-group"
+def _wrapped(folder: str, user: str, first: str, files: dict | None = None) -> Path:
+    """A copy of the hub's environment folder whose python runs the shell line `first` when
+    `user` runs it, then the hub's own; `first` may name {lib} (its LD_LIBRARY_PATH=…),
+    {real} (the hub's python) and {folder}, where `files` are written. Every user reads it."""
+    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / folder
     shutil.rmtree(wrapped, ignore_errors=True)
     python = wrapped / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
-    said = Path(pwd.getpwnam(ada.user).pw_dir) / "update-group"
-    python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {ada.user} ] && cat /proc/self/cgroup > {said}\n'
-                      f'LD_LIBRARY_PATH={hub.libdir(real.parent.parent)} exec {real} "$@"\n')
+    lib = f"LD_LIBRARY_PATH={hub.libdir(real.parent.parent)}"
+    for name, text in (files or {}).items():
+        (wrapped / name).write_text(text)
+    first = first.format(lib=lib, real=real, folder=wrapped)
+    python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {user} ] && {first}\n'
+                      f'{lib} exec {real} "$@"\n')
     python.chmod(0o755)
     hub._readable(wrapped)
+    return wrapped
+
+
+def test_an_attendees_update_runs_in_their_capped_group(room):
+    # probe 21's D-fill-3 (medium): the update ran outside the attendee's group; a process of
+    # theirs traced it (same user) and ran 1.5 GiB past their 1 GiB cap, after the push
+    ada = room["people"][0]
+    said = Path(pwd.getpwnam(ada.user).pw_dir) / "update-group"
+    wrapped = _wrapped("wrapped-group", ada.user, f"cat /proc/self/cgroup > {said}")
     try:
         hub.push_materials(room["state"], wrapped,
                            Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "materials")
@@ -714,23 +717,14 @@ def test_the_materials_update_runs_as_the_attendee_in_a_keyring_of_its_own(room)
     if os.uname().machine != "x86_64":
         pytest.skip("the keyring's system calls are numbered here for x86_64")
     ada = room["people"][0]
-    wrapped = Path(HOME["WORKSHOP_HUB_HOME"]) / "wrapped-keys"
-    shutil.rmtree(wrapped, ignore_errors=True)
-    python = wrapped / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    real = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "bin" / "python"
     # (said in their home: the update's /tmp is its own, hub/disk.py)
-    search = wrapped / "search.py"
     said = Path(pwd.getpwnam(ada.user).pw_dir) / "update-keys"
     said.unlink(missing_ok=True)
-    search.write_text(f"import ctypes\nlibc = ctypes.CDLL(None)\n"
-                      f"print(libc.syscall({KEYCTL}, {KEYCTL_SEARCH}, {SESSION_KEYRING}, "
-                      f"b'user', {ROOTS_KEY!r}, 0) > 0)\n")
-    lib = f"LD_LIBRARY_PATH={hub.libdir(real.parent.parent)}"
-    python.write_text(f'#!/bin/sh\n[ "$(id -un)" = {ada.user} ] && {lib} {real} {search} > {said}\n'
-                      f'{lib} exec {real} "$@"\n')
-    python.chmod(0o755)
-    hub._readable(wrapped)
+    search = (f"import ctypes\nlibc = ctypes.CDLL(None)\n"
+              f"print(libc.syscall({KEYCTL}, {KEYCTL_SEARCH}, {SESSION_KEYRING}, "
+              f"b'user', {ROOTS_KEY!r}, 0) > 0)\n")
+    wrapped = _wrapped("wrapped-keys", ada.user, "{lib} {real} {folder}/search.py > " + str(said),
+                       {"search.py": search})
     materials = Path(HOME["WORKSHOP_HUB_HOME"]) / "venv" / "materials"
     try:
         p = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"

@@ -3,7 +3,8 @@ become the attendee NAME (their group, their groups, their user id), then run PR
 (`home`: their home), in a session keyring of its own and with no way to gain privileges
 (owned.keyring_of_its_own). With --sealed (their server), first a mount namespace of its own:
 the disk read-only but their home, and /tmp and /var/tmp of BYTES in memory (hub/disk.py).
-With --server, a Jupyter runtime folder they broke in their home is worked around.
+With --server, what they broke in their home for their own server is mended or worked around
+for that start, each with a line (their home's mode, ~/workshop, the runtime folder, the log).
 
 Run by root as the program of a child: the hub's spawner starts each attendee's server through
 it, and the materials' push each update. Whoever starts it waits only for the exec of this

@@ -186,8 +186,8 @@ def _holders(folder: str) -> str:
             opened = [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")]
             with open(f"/proc/{pid}/maps") as maps:
                 maps_it = any(mapped in line for line in maps)
-            if maps_it or any(os.stat(p).st_dev == device for p in
-                              (f"/proc/{pid}/cwd", f"/proc/{pid}/root", *opened) if _stats(p)):
+            if maps_it or device in {_device(p) for p in
+                                     (f"/proc/{pid}/cwd", f"/proc/{pid}/root", *opened)}:
                 uid = os.stat(f"/proc/{pid}").st_uid
                 found.append(f"process {pid} ({_name_of(uid, pwd)})")
         except OSError:
@@ -195,12 +195,11 @@ def _holders(folder: str) -> str:
     return ", ".join(found[:5]) or "a file descriptor no process shows (a socket's queue)"
 
 
-def _stats(path: str) -> bool:
+def _device(path: str) -> int | None:
     try:
-        os.stat(path)
-        return True
+        return os.stat(path).st_dev
     except OSError:
-        return False
+        return None
 
 
 def _name_of(uid: int, pwd) -> str:

@@ -101,8 +101,7 @@ def _last_words(name: str, since: float) -> str:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_mtime < since:
                 raise OSError("not this start's")
-            size = os.fstat(fd).st_size
-            os.lseek(fd, max(0, size - 4096), os.SEEK_SET)
+            os.lseek(fd, max(0, st.st_size - 4096), os.SEEK_SET)
             lines = os.read(fd, 4096).decode(errors="replace").strip().splitlines()
         finally:
             os.close(fd)
